@@ -1,0 +1,134 @@
+/**
+ * Builds the HTTP application from its parts. Knows nothing about sockets, signals or environment
+ * variables: server.ts does that, and tests call buildApp() directly with their own backends and clock.
+ */
+import { Ajv } from 'ajv';
+import addFormatsPlugin from 'ajv-formats';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type HTTPMethods } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { systemClock, type Clock } from './clock.js';
+import type { Config } from './config.js';
+import { ApiError, errorBody } from './errors.js';
+import { registerAccess } from './plugins/access.js';
+import { registerErrorHandling, sendError, toApiError } from './plugins/errors.js';
+import { createRegistry, registerObservability, requestId } from './plugins/observability.js';
+import { registerOpenApi } from './plugins/openapi.js';
+import { RateLimiter } from './ratelimit/limiter.js';
+import type { CounterStore } from './ratelimit/store.js';
+import { categoryRoutes } from './routes/categories.js';
+import { healthRoutes } from './routes/health.js';
+import { petRoutes } from './routes/pets.js';
+import type { Storage } from './storage/storage.js';
+
+export type AppConfig = Pick<
+  Config,
+  'unauthenticatedPerMinute' | 'banThresholdFactor' | 'banSeconds' | 'trustProxy'
+>;
+
+export interface AppOptions {
+  config: AppConfig;
+  storage: Storage;
+  counterStore: CounterStore;
+  clock?: Clock;
+  /** Omitted: no logging (tests). */
+  logger?: FastifyBaseLogger;
+}
+
+export const BODY_LIMIT = 16 * 1024;
+
+function makeAjv(coerce: boolean): Ajv {
+  // Query strings, path parameters and headers arrive as text and are coerced; JSON bodies are not, so
+  // `"categoryId": "5"` is rejected instead of silently accepted.
+  const ajv = new Ajv({
+    coerceTypes: coerce,
+    useDefaults: coerce,
+    removeAdditional: false,
+    allErrors: !coerce,
+    strict: false,
+  });
+  // ajv-formats is CommonJS; its default export is the plugin function itself at run time.
+  (addFormatsPlugin as unknown as (ajv: Ajv) => Ajv)(ajv);
+  ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isInteger(n) });
+  return ajv;
+}
+
+const ALL_METHODS: HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const { config, storage, counterStore } = options;
+  const clock = options.clock ?? systemClock;
+
+  const app = Fastify({
+    loggerInstance: options.logger,
+    bodyLimit: BODY_LIMIT,
+    trustProxy: config.trustProxy,
+    // observability.ts logs one line per request instead of Fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
+    requestIdHeader: false,
+    genReqId: (req) => requestId(req.headers['x-request-id']),
+    return503OnClosing: true,
+    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
+    frameworkErrors: (error, _request, reply) => {
+      sendError(reply, toApiError(error) ?? new ApiError('bad_request'));
+    },
+    clientErrorHandler: (_error, socket) => {
+      // Requests Node's HTTP parser cannot read never reach Fastify; still answer in the Error shape.
+      if (!socket.writable) return socket.destroy();
+      const body = JSON.stringify(errorBody(new ApiError('bad_request')));
+      socket.end(
+        `HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\n` +
+          `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
+    },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  const bodyAjv = makeAjv(false);
+  const textAjv = makeAjv(true);
+  app.setValidatorCompiler(({ schema, httpPart }) =>
+    (httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object),
+  );
+  // Only JSON bodies are accepted; anything else is a 415.
+  app.removeContentTypeParser('text/plain');
+
+  const registry = createRegistry();
+  registerObservability(app, registry);
+  registerErrorHandling(app);
+  registerAccess(app, {
+    storage,
+    limiter: new RateLimiter(counterStore, config),
+    clock,
+    unauthenticatedPerMinute: config.unauthenticatedPerMinute,
+  });
+
+  // Remember which methods each /v1 path answers, to answer the others with 405 and an Allow header.
+  const methodsByPath = new Map<string, Set<string>>();
+  app.addHook('onRoute', (route) => {
+    if (!route.url.startsWith('/v1/') || route.url.startsWith('/v1/docs')) return;
+    const methods = methodsByPath.get(route.url) ?? new Set<string>();
+    for (const m of [route.method].flat()) methods.add(m);
+    methodsByPath.set(route.url, methods);
+  });
+
+  await registerOpenApi(app);
+  await app.register(petRoutes, { prefix: '/v1', storage, clock });
+  await app.register(categoryRoutes, { prefix: '/v1', storage });
+  await app.register(healthRoutes, { storage, counterStore, registry });
+  app.get('/v1/openapi.json', { config: { public: true }, schema: { hide: true } }, () => app.swagger());
+
+  for (const [url, methods] of [...methodsByPath]) {
+    const allow = [...methods].sort().join(', ');
+    const others = ALL_METHODS.filter((m) => !methods.has(m));
+    if (others.length === 0) continue;
+    app.route({
+      method: others,
+      url,
+      config: { anyCaller: true },
+      schema: { hide: true },
+      handler: async () => {
+        throw new ApiError('method_not_allowed', undefined, undefined, { allow });
+      },
+    });
+  }
+
+  return app;
+}

@@ -1,0 +1,131 @@
+/**
+ * The one place configuration is read. Environment variables only, validated once at start;
+ * a bad value throws a ConfigError naming the variable, and the CLI turns that into a clean exit.
+ */
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    detail: string,
+  ) {
+    super(`${variable}: ${detail}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export interface Config {
+  port: number;
+  host: string;
+  /** `sqlite:<path>` or `postgres://…` / `postgresql://…`. */
+  databaseUrl: string;
+  /** Unset: in-process rate-limit counters. */
+  redisUrl: string | undefined;
+  /** Prefix for every Redis key, so several deployments (or test runs) can share one Redis. */
+  redisPrefix: string;
+  logLevel: LogLevel;
+  /** Per-minute quota for requests that present no valid key, counted per client address. */
+  unauthenticatedPerMinute: number;
+  /** An account is banned once its rejected requests within one minute exceed this many times its per-minute quota. */
+  banThresholdFactor: number;
+  banSeconds: number;
+  /** `false`, `true`, or a comma-separated list of addresses/CIDRs whose X-Forwarded-For is believed. */
+  trustProxy: boolean | string[];
+  /** `normal` survives a process crash; `full` also survives power loss (fsync per commit). */
+  sqliteSynchronous: 'normal' | 'full';
+  /** Upper bound for connections in the PostgreSQL pool. */
+  pgPoolSize: number;
+  /** How long a request waits for the database before answering 503. */
+  dbTimeoutMs: number;
+  /** How long a request waits for Redis before falling back to in-process counters. */
+  redisTimeoutMs: number;
+}
+
+type Env = Record<string, string | undefined>;
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(name, `expected a whole number, got "${raw}"`);
+  const value = Number(raw.trim());
+  if (value < min || value > max) throw new ConfigError(name, `expected ${min}..${max}, got ${value}`);
+  return value;
+}
+
+function oneOf<T extends string>(env: Env, name: string, fallback: T, allowed: readonly T[]): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = raw.trim().toLowerCase() as T;
+  if (!allowed.includes(value)) throw new ConfigError(name, `expected one of ${allowed.join(', ')}, got "${raw}"`);
+  return value;
+}
+
+function databaseUrl(env: Env): string {
+  const raw = env.DATABASE_URL?.trim() || 'sqlite:./data/pet-adoption.db';
+  if (raw.startsWith('sqlite:')) {
+    if (raw.length === 'sqlite:'.length) throw new ConfigError('DATABASE_URL', 'sqlite: needs a file path');
+    return raw;
+  }
+  if (/^postgres(ql)?:\/\//.test(raw)) {
+    try {
+      new URL(raw);
+    } catch {
+      throw new ConfigError('DATABASE_URL', 'not a valid postgres:// URL');
+    }
+    return raw;
+  }
+  throw new ConfigError('DATABASE_URL', 'expected sqlite:<path> or postgres://…');
+}
+
+function redisUrl(env: Env): string | undefined {
+  const raw = env.REDIS_URL?.trim();
+  if (!raw) return undefined;
+  if (!/^rediss?:\/\//.test(raw)) throw new ConfigError('REDIS_URL', 'expected redis://… or rediss://…');
+  try {
+    new URL(raw);
+  } catch {
+    throw new ConfigError('REDIS_URL', 'not a valid URL');
+  }
+  return raw;
+}
+
+function trustProxy(env: Env): boolean | string[] {
+  const raw = env.TRUST_PROXY?.trim();
+  if (!raw || raw === 'false') return false;
+  if (raw === 'true') return true;
+  const list = raw.split(',').map((s) => s.trim());
+  for (const entry of list) {
+    if (!/^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(entry)) {
+      throw new ConfigError('TRUST_PROXY', `"${entry}" is not an address or CIDR`);
+    }
+  }
+  return list;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  return {
+    port: integer(env, 'PORT', 3000, 0, 65535),
+    host: env.HOST?.trim() || '127.0.0.1',
+    databaseUrl: databaseUrl(env),
+    redisUrl: redisUrl(env),
+    redisPrefix: env.REDIS_PREFIX?.trim() || 'pet-adoption:',
+    logLevel: oneOf<LogLevel>(env, 'LOG_LEVEL', 'info', [
+      'fatal',
+      'error',
+      'warn',
+      'info',
+      'debug',
+      'trace',
+      'silent',
+    ]),
+    unauthenticatedPerMinute: integer(env, 'UNAUTHENTICATED_PER_MINUTE', 60, 1, 1_000_000_000),
+    banThresholdFactor: integer(env, 'BAN_THRESHOLD_FACTOR', 1, 1, 1000),
+    banSeconds: integer(env, 'BAN_SECONDS', 900, 1, 7 * 86400),
+    trustProxy: trustProxy(env),
+    sqliteSynchronous: oneOf(env, 'SQLITE_SYNCHRONOUS', 'normal', ['normal', 'full'] as const),
+    pgPoolSize: integer(env, 'PG_POOL_SIZE', 10, 1, 1000),
+    dbTimeoutMs: integer(env, 'DB_TIMEOUT_MS', 2000, 10, 60_000),
+    redisTimeoutMs: integer(env, 'REDIS_TIMEOUT_MS', 50, 5, 10_000),
+  };
+}

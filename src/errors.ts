@@ -1,0 +1,79 @@
+/**
+ * The error catalogue: every error code the API can answer with, its HTTP status and default message.
+ * The README's error table and the OpenAPI document are generated from / checked against this list.
+ */
+export const errorCatalogue = {
+  validation_failed: { status: 400, message: 'The request has invalid or missing values.' },
+  invalid_json: { status: 400, message: 'The request body is not valid JSON.' },
+  bad_request: { status: 400, message: 'The request could not be understood.' },
+  missing_api_key: {
+    status: 401,
+    message: 'No API key was sent. Send it as "Authorization: Bearer <API_KEY>".',
+  },
+  malformed_api_key: {
+    status: 401,
+    message: 'The Authorization header is not "Bearer <API_KEY>" with a well-formed key.',
+  },
+  invalid_api_key: { status: 401, message: 'The API key is not known.' },
+  revoked_api_key: { status: 401, message: 'The API key has been revoked.' },
+  expired_api_key: { status: 401, message: 'The API key has expired.' },
+  not_found: { status: 404, message: 'No such resource.' },
+  pet_not_found: { status: 404, message: 'No pet with this id.' },
+  method_not_allowed: { status: 405, message: 'This method is not allowed on this resource.' },
+  idempotency_in_progress: {
+    status: 409,
+    message: 'A request with this Idempotency-Key is still being processed; retry shortly.',
+  },
+  gone: { status: 410, message: 'This operation has been removed. Use GET /v1/pets with the status filter.' },
+  payload_too_large: { status: 413, message: 'The request body is larger than 16 KiB.' },
+  unsupported_media_type: { status: 415, message: 'The request body must be application/json.' },
+  idempotency_key_reused: {
+    status: 422,
+    message: 'This Idempotency-Key was already used with a different request body.',
+  },
+  rate_limited: { status: 429, message: 'Rate limit exceeded. Retry after the time in the Retry-After header.' },
+  temporarily_banned: {
+    status: 429,
+    message: 'This account is temporarily banned for ignoring rate limits. Retry after the time in Retry-After.',
+  },
+  internal_error: { status: 500, message: 'An internal error occurred.' },
+  service_unavailable: {
+    status: 503,
+    message: 'The service is temporarily unavailable. Retry after the time in Retry-After.',
+  },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ErrorCode = keyof typeof errorCatalogue;
+
+export interface ErrorDetail {
+  field: string;
+  message: string;
+}
+
+/** An error meant for the client: rendered by the one error handler into the Error shape. */
+export class ApiError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    message?: string,
+    readonly details?: ErrorDetail[],
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message ?? errorCatalogue[code].message);
+    this.name = 'ApiError';
+    this.status = errorCatalogue[code].status;
+  }
+}
+
+export interface ErrorBody {
+  code: string;
+  message: string;
+  status: number;
+  details?: ErrorDetail[];
+}
+
+export function errorBody(error: ApiError): ErrorBody {
+  const body: ErrorBody = { code: error.code, message: error.message, status: error.status };
+  if (error.details && error.details.length > 0) body.details = error.details;
+  return body;
+}

@@ -1,0 +1,117 @@
+/**
+ * The one error handler: whatever goes wrong, the client gets the Error shape with `application/json`.
+ * Framework errors (bad JSON, wrong media type, oversized body, schema violations) are translated into
+ * catalogue codes here; unexpected errors become a 500 that leaks nothing.
+ */
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError, errorBody, type ErrorCode, type ErrorDetail } from '../errors.js';
+import { StorageUnavailableError } from '../storage/storage.js';
+
+interface AjvError {
+  instancePath: string;
+  keyword: string;
+  message?: string;
+  params: Record<string, unknown>;
+}
+
+const PART_LABEL: Record<string, string> = { querystring: 'query', params: 'path', headers: 'header', body: 'body' };
+
+function fieldOf(error: AjvError, context: string): string {
+  const path = error.instancePath.replace(/^\//, '').replaceAll('/', '.');
+  const missing = error.params.missingProperty ?? error.params.additionalProperty;
+  const field = typeof missing === 'string' ? (path ? `${path}.${missing}` : missing) : path;
+  if (context === 'headers' && field === 'idempotency-key') return 'Idempotency-Key';
+  return field || PART_LABEL[context] || context;
+}
+
+function messageOf(error: AjvError): string {
+  switch (error.keyword) {
+    case 'additionalProperties':
+      return 'unknown field';
+    case 'required':
+      return 'is required';
+    case 'pattern':
+      return error.instancePath === '/name'
+        ? 'must not be blank or contain control characters'
+        : 'has characters that are not allowed';
+    case 'enum':
+      return `must be one of: ${(error.params.allowedValues as unknown[]).join(', ')}`;
+    default:
+      return error.message ?? 'is invalid';
+  }
+}
+
+export function validationDetails(validation: AjvError[], context: string): ErrorDetail[] {
+  const seen = new Set<string>();
+  const details: ErrorDetail[] = [];
+  for (const error of validation) {
+    const detail = { field: fieldOf(error, context), message: messageOf(error) };
+    const key = `${detail.field}\u0000${detail.message}`;
+    if (!seen.has(key)) {
+      seen.add(key);
+      details.push(detail);
+    }
+  }
+  return details;
+}
+
+const FRAMEWORK_CODES: Record<string, ErrorCode> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'unsupported_media_type',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'payload_too_large',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'invalid_json',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'invalid_json',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'bad_request',
+  FST_ERR_BAD_URL: 'bad_request',
+  FST_ERR_ASYNC_CONSTRAINT: 'bad_request',
+};
+
+const BY_STATUS: Record<number, ErrorCode> = {
+  400: 'bad_request',
+  401: 'invalid_api_key',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+};
+
+/** Turn anything thrown into an ApiError; `undefined` means a fault of ours. */
+export function toApiError(error: FastifyError | Error): ApiError | undefined {
+  if (error instanceof ApiError) return error;
+  if (error instanceof StorageUnavailableError) {
+    return new ApiError('service_unavailable', undefined, undefined, { 'retry-after': '5' });
+  }
+  const fe = error as FastifyError & { validation?: AjvError[]; validationContext?: string };
+  if (fe.validation) {
+    const details = validationDetails(fe.validation, fe.validationContext ?? 'body');
+    return new ApiError(
+      'validation_failed',
+      `Invalid request: ${details.map((d) => `${d.field} ${d.message}`).join('; ')}.`,
+      details,
+    );
+  }
+  const mapped = fe.code ? FRAMEWORK_CODES[fe.code] : undefined;
+  if (mapped) return new ApiError(mapped);
+  if (error instanceof SyntaxError || fe.code === 'FST_ERR_CTP_INVALID_JSON') return new ApiError('invalid_json');
+  const status = fe.statusCode;
+  if (status !== undefined && status >= 400 && status < 500) return new ApiError(BY_STATUS[status] ?? 'bad_request');
+  return undefined;
+}
+
+export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
+  if (error.headers) reply.headers(error.headers);
+  return reply.code(error.status).type('application/json; charset=utf-8').send(errorBody(error));
+}
+
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    const apiError = toApiError(error);
+    if (apiError) {
+      if (apiError.status >= 500) request.log.warn({ err: error }, 'request failed: %s', apiError.code);
+      return sendError(reply, apiError);
+    }
+    request.log.error({ err: error }, 'unhandled error');
+    return sendError(reply, new ApiError('internal_error'));
+  });
+
+  app.setNotFoundHandler((_request, reply) => sendError(reply, new ApiError('not_found')));
+}

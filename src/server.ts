@@ -1,0 +1,54 @@
+/**
+ * Listens and shuts down; nothing else. SIGTERM/SIGINT stop accepting connections, let in-flight requests
+ * finish, then close the pools, so a rolling restart loses no request.
+ */
+import closeWithGrace from 'close-with-grace';
+import pino from 'pino';
+import { buildApp } from './app.js';
+import type { Config } from './config.js';
+import { createCounterStore } from './ratelimit/index.js';
+import { createStorage } from './storage/index.js';
+
+const IDEMPOTENCY_RETENTION_MS = 24 * 3600 * 1000;
+
+export const FIRST_KEY_HINT =
+  'This is a new database. Create the first API key with:\n' +
+  '  npx pet-adoption keys create --account my-store\n' +
+  'then call the API with: curl -H "Authorization: Bearer <key>" http://HOST:PORT/v1/pets';
+
+export async function serve(config: Config): Promise<void> {
+  const logger = pino(
+    { level: config.logLevel, redact: ['req.headers.authorization', 'headers.authorization'] },
+    pino.destination({ sync: false }),
+  );
+  const storage = await createStorage(config);
+  const { fresh } = await storage.migrate();
+  const counterStore = await createCounterStore(config, logger);
+  const app = await buildApp({ config, storage, counterStore, logger });
+
+  const purge = setInterval(() => {
+    storage.purgeIdempotency(Date.now() - IDEMPOTENCY_RETENTION_MS).catch((err: unknown) => {
+      logger.warn({ err }, 'idempotency purge failed');
+    });
+  }, 3600_000);
+  purge.unref();
+
+  closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
+    if (err) logger.error({ err }, 'shutting down after an error');
+    else logger.info({ signal }, 'shutting down');
+    clearInterval(purge);
+    await app.close();
+    await counterStore.close();
+    await storage.close();
+    logger.flush();
+  });
+
+  const address = await app.listen({ port: config.port, host: config.host });
+  const base = `${address}/v1`;
+  logger.info({ address: base, storage: storage.kind, rateLimitStore: counterStore.kind }, 'listening');
+  process.stderr.write(`Pet Adoption Service listening on ${base} (storage: ${storage.kind}, rate limits: ${counterStore.kind})\n`);
+  if (fresh) {
+    const hostPort = address.replace(/^https?:\/\//, '');
+    process.stderr.write(`${FIRST_KEY_HINT.replace('HOST:PORT', hostPort)}\n`);
+  }
+}

@@ -1,0 +1,327 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import type { Category, Pet, PetStatus } from '../schemas.js';
+import {
+  DEFAULT_CATEGORIES,
+  StorageUnavailableError,
+  demoPet,
+  quotaFor,
+  type Account,
+  type AccountInput,
+  type ApiKeyInfo,
+  type CreatePetResult,
+  type IdempotencyInput,
+  type KeyPrincipal,
+  type ListPetsQuery,
+  type NewPetRecord,
+  type Plan,
+  type Storage,
+} from './storage.js';
+
+/** Ordered, append-only. Each entry runs once, inside the transaction that records it. */
+const MIGRATIONS: string[] = [
+  `
+  CREATE TABLE categories (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+  CREATE TABLE pets (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    name TEXT NOT NULL,
+    category_id INTEGER NOT NULL REFERENCES categories(id),
+    status TEXT NOT NULL CHECK (status IN ('available', 'pending', 'sold')),
+    created_at INTEGER NOT NULL
+  );
+  CREATE INDEX pets_status_id ON pets (status, id);
+  CREATE TABLE accounts (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    name TEXT NOT NULL UNIQUE,
+    plan TEXT NOT NULL CHECK (plan IN ('free', 'pro', 'business', 'enterprise')),
+    per_minute INTEGER NOT NULL,
+    per_day INTEGER NOT NULL,
+    ban_lifted_at INTEGER,
+    created_at INTEGER NOT NULL
+  );
+  CREATE TABLE api_keys (
+    id TEXT PRIMARY KEY,
+    account_id INTEGER NOT NULL REFERENCES accounts(id),
+    hash TEXT NOT NULL UNIQUE,
+    hint TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    expires_at INTEGER,
+    revoked_at INTEGER
+  );
+  CREATE INDEX api_keys_account ON api_keys (account_id);
+  CREATE TABLE idempotency_keys (
+    account_id INTEGER NOT NULL REFERENCES accounts(id),
+    key TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    status INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (account_id, key)
+  );
+  CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at);
+  `,
+];
+
+interface PetRow {
+  id: number;
+  name: string;
+  categoryId: number;
+  status: PetStatus;
+}
+
+interface AccountRow {
+  id: number;
+  name: string;
+  plan: Plan;
+  perMinute: number;
+  perDay: number;
+  banLiftedAt: number | null;
+}
+
+const PET_COLUMNS = 'id, name, category_id AS categoryId, status';
+const ACCOUNT_COLUMNS =
+  'a.id, a.name, a.plan, a.per_minute AS perMinute, a.per_day AS perDay, a.ban_lifted_at AS banLiftedAt';
+
+function wrap<T>(fn: () => T): Promise<T> {
+  try {
+    return Promise.resolve(fn());
+  } catch (error) {
+    const code = (error as { code?: string }).code ?? '';
+    if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_IOERR') || code === 'SQLITE_FULL') {
+      return Promise.reject(new StorageUnavailableError(error));
+    }
+    return Promise.reject(error);
+  }
+}
+
+/**
+ * SQLite through better-sqlite3: WAL journal (readers never wait for the writer), foreign keys on,
+ * every statement prepared once. `synchronous=NORMAL` keeps commits durable across a process crash;
+ * `FULL` adds an fsync per commit for power loss.
+ */
+export class SqliteStorage implements Storage {
+  readonly kind = 'sqlite' as const;
+  private readonly db: Database.Database;
+  private readonly stmt;
+  private readonly createPetTransaction: (pet: NewPetRecord, idem: IdempotencyInput | undefined) => CreatePetResult;
+  private fresh = false;
+
+  constructor(path: string, options: { synchronous: 'normal' | 'full' } = { synchronous: 'normal' }) {
+    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    this.db = new Database(path);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
+    this.db.pragma('foreign_keys = ON');
+    this.db.pragma('busy_timeout = 5000');
+    this.runMigrations();
+    const db = this.db;
+    this.stmt = {
+      listAll: db.prepare<[number, number], PetRow>(
+        `SELECT ${PET_COLUMNS} FROM pets WHERE id > ? ORDER BY id LIMIT ?`,
+      ),
+      listByStatus: db.prepare<[string, number, number], PetRow>(
+        `SELECT ${PET_COLUMNS} FROM pets WHERE status = ? AND id > ? ORDER BY id LIMIT ?`,
+      ),
+      getPet: db.prepare<[number], PetRow>(`SELECT ${PET_COLUMNS} FROM pets WHERE id = ?`),
+      insertPet: db.prepare<[string, number, string, number], PetRow>(
+        `INSERT INTO pets (name, category_id, status, created_at) VALUES (?, ?, ?, ?) RETURNING ${PET_COLUMNS}`,
+      ),
+      categoryExists: db.prepare<[number], { one: number }>('SELECT 1 AS one FROM categories WHERE id = ?'),
+      listCategories: db.prepare<[], Category>('SELECT id, name FROM categories ORDER BY id'),
+      findIdem: db.prepare<
+        [number, string],
+        { fingerprint: string; status: number; body: string; createdAt: number }
+      >(
+        'SELECT fingerprint, status, body, created_at AS createdAt FROM idempotency_keys WHERE account_id = ? AND key = ?',
+      ),
+      upsertIdem: db.prepare<[number, string, string, number, string, number]>(
+        `INSERT INTO idempotency_keys (account_id, key, fingerprint, status, body, created_at) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT (account_id, key) DO UPDATE SET fingerprint = excluded.fingerprint, status = excluded.status,
+         body = excluded.body, created_at = excluded.created_at`,
+      ),
+      purgeIdem: db.prepare<[number]>('DELETE FROM idempotency_keys WHERE created_at < ?'),
+      findAccount: db.prepare<[string], AccountRow>(`SELECT ${ACCOUNT_COLUMNS} FROM accounts a WHERE a.name = ?`),
+      insertAccount: db.prepare<[string, string, number, number, number], AccountRow>(
+        `INSERT INTO accounts (name, plan, per_minute, per_day, created_at) VALUES (?, ?, ?, ?, ?)
+         RETURNING id, name, plan, per_minute AS perMinute, per_day AS perDay, ban_lifted_at AS banLiftedAt`,
+      ),
+      updateAccount: db.prepare<[string, number, number, number]>(
+        'UPDATE accounts SET plan = ?, per_minute = ?, per_day = ? WHERE id = ?',
+      ),
+      countAccounts: db.prepare<[], { n: number }>('SELECT count(*) AS n FROM accounts'),
+      insertKey: db.prepare<[string, number, string, string, number, number | null]>(
+        'INSERT INTO api_keys (id, account_id, hash, hint, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)',
+      ),
+      listKeys: db.prepare<[string | null, string | null], ApiKeyInfo>(
+        `SELECT k.id, a.name AS account, k.hint, k.created_at AS createdAt, k.expires_at AS expiresAt,
+                k.revoked_at AS revokedAt
+         FROM api_keys k JOIN accounts a ON a.id = k.account_id
+         WHERE ? IS NULL OR a.name = ? ORDER BY k.created_at, k.id`,
+      ),
+      revokeKey: db.prepare<[number, string]>(
+        'UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?',
+      ),
+      findKey: db.prepare<[string], AccountRow & { keyId: string; expiresAt: number | null; revokedAt: number | null }>(
+        `SELECT k.id AS keyId, k.expires_at AS expiresAt, k.revoked_at AS revokedAt, ${ACCOUNT_COLUMNS}
+         FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.hash = ?`,
+      ),
+      liftBan: db.prepare<[number, string]>('UPDATE accounts SET ban_lifted_at = ? WHERE name = ?'),
+    };
+    this.createPetTransaction = db.transaction((pet: NewPetRecord, idem: IdempotencyInput | undefined) =>
+      this.createInTransaction(pet, idem),
+    );
+  }
+
+  private runMigrations(): void {
+    // BEGIN IMMEDIATE takes the write lock first, so two processes starting at once cannot both migrate.
+    const migrate = this.db.transaction(() => {
+      this.db.exec(
+        'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)',
+      );
+      const row = this.db.prepare('SELECT max(version) AS v FROM schema_migrations').get() as { v: number | null };
+      const current = row.v ?? 0;
+      if (current === 0) this.fresh = true;
+      for (let version = current + 1; version <= MIGRATIONS.length; version++) {
+        this.db.exec(MIGRATIONS[version - 1]!);
+        this.db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(version, Date.now());
+      }
+      const insertCategory = this.db.prepare('INSERT OR IGNORE INTO categories (id, name) VALUES (?, ?)');
+      if (current === 0) for (const c of DEFAULT_CATEGORIES) insertCategory.run(c.id, c.name);
+    });
+    migrate.immediate();
+  }
+
+  migrate(): Promise<{ fresh: boolean }> {
+    return wrap(() => {
+      this.runMigrations();
+      return { fresh: this.fresh };
+    });
+  }
+
+  listPets(query: ListPetsQuery): Promise<Pet[]> {
+    return wrap(() =>
+      query.status
+        ? this.stmt.listByStatus.all(query.status, query.afterId ?? 0, query.limit)
+        : this.stmt.listAll.all(query.afterId ?? 0, query.limit),
+    );
+  }
+
+  getPet(id: number): Promise<Pet | undefined> {
+    return wrap(() => this.stmt.getPet.get(id));
+  }
+
+  private createInTransaction(pet: NewPetRecord, idem: IdempotencyInput | undefined): CreatePetResult {
+    if (idem) {
+      const previous = this.stmt.findIdem.get(idem.accountId, idem.key);
+      if (previous && previous.createdAt >= idem.notBefore) {
+        if (previous.fingerprint !== idem.fingerprint) return { kind: 'idempotency_mismatch' };
+        return { kind: 'replayed', status: previous.status, body: JSON.parse(previous.body) as Pet };
+      }
+    }
+    if (!this.stmt.categoryExists.get(pet.categoryId)) return { kind: 'unknown_category' };
+    const created = this.stmt.insertPet.get(pet.name, pet.categoryId, pet.status, idem?.now ?? Date.now())!;
+    if (idem) {
+      this.stmt.upsertIdem.run(idem.accountId, idem.key, idem.fingerprint, 201, JSON.stringify(created), idem.now);
+    }
+    return { kind: 'created', pet: created };
+  }
+
+  createPet(pet: NewPetRecord, idempotency?: IdempotencyInput): Promise<CreatePetResult> {
+    // better-sqlite3 runs the whole transaction synchronously, so a concurrent duplicate cannot interleave
+    // within this process: the in-progress case never arises here.
+    return wrap(() => this.createPetTransaction(pet, idempotency));
+  }
+
+  seedPets(count: number, now: number): Promise<number> {
+    return wrap(() => {
+      const start = (this.db.prepare('SELECT count(*) AS n FROM pets').get() as { n: number }).n;
+      const insert = this.db.prepare('INSERT INTO pets (name, category_id, status, created_at) VALUES (?, ?, ?, ?)');
+      const batch = this.db.transaction((from: number, to: number) => {
+        for (let i = from; i < to; i++) {
+          const p = demoPet(start + i);
+          insert.run(p.name, p.categoryId, p.status, now);
+        }
+      });
+      for (let i = 0; i < count; i += 50_000) batch(i, Math.min(count, i + 50_000));
+      return count;
+    });
+  }
+
+  listCategories(): Promise<Category[]> {
+    return wrap(() => this.stmt.listCategories.all());
+  }
+
+  upsertAccount(input: AccountInput, now: number): Promise<Account> {
+    return wrap(() =>
+      this.db.transaction(() => {
+        const existing = this.stmt.findAccount.get(input.name);
+        const plan = input.plan ?? existing?.plan ?? 'free';
+        const quota = quotaFor(
+          plan,
+          input.perMinute ?? (existing?.plan === 'enterprise' ? existing.perMinute : undefined),
+          input.perDay ?? (existing?.plan === 'enterprise' ? existing.perDay : undefined),
+        );
+        if (!existing) return this.stmt.insertAccount.get(input.name, plan, quota.perMinute, quota.perDay, now)!;
+        this.stmt.updateAccount.run(plan, quota.perMinute, quota.perDay, existing.id);
+        return { ...existing, plan, ...quota };
+      }).immediate(),
+    );
+  }
+
+  findAccount(name: string): Promise<Account | undefined> {
+    return wrap(() => this.stmt.findAccount.get(name));
+  }
+
+  countAccounts(): Promise<number> {
+    return wrap(() => this.stmt.countAccounts.get()!.n);
+  }
+
+  createKey(
+    accountId: number,
+    key: { id: string; hash: string; hint: string; expiresAt: number | null },
+    now: number,
+  ): Promise<void> {
+    return wrap(() => {
+      this.stmt.insertKey.run(key.id, accountId, key.hash, key.hint, now, key.expiresAt);
+    });
+  }
+
+  listKeys(accountName?: string): Promise<ApiKeyInfo[]> {
+    return wrap(() => this.stmt.listKeys.all(accountName ?? null, accountName ?? null));
+  }
+
+  revokeKey(keyId: string, now: number): Promise<boolean> {
+    return wrap(() => this.stmt.revokeKey.run(now, keyId).changes > 0);
+  }
+
+  findKeyByHash(hash: string): Promise<KeyPrincipal | undefined> {
+    return wrap(() => {
+      const row = this.stmt.findKey.get(hash);
+      if (!row) return undefined;
+      const { keyId, expiresAt, revokedAt, ...account } = row;
+      return { keyId, expiresAt, revokedAt, account };
+    });
+  }
+
+  liftBan(accountName: string, now: number): Promise<boolean> {
+    return wrap(() => this.stmt.liftBan.run(now, accountName).changes > 0);
+  }
+
+  purgeIdempotency(before: number): Promise<void> {
+    return wrap(() => {
+      this.stmt.purgeIdem.run(before);
+    });
+  }
+
+  ping(): Promise<void> {
+    return wrap(() => {
+      this.db.prepare('SELECT 1').get();
+    });
+  }
+
+  close(): Promise<void> {
+    if (this.db.open) this.db.close();
+    return Promise.resolve();
+  }
+}
