@@ -66,7 +66,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     logController: new LogController({ disableRequestLogging: true }),
     requestIdHeader: false,
     genReqId: (req) => requestId(req.headers['x-request-id']),
-    return503OnClosing: true,
+    // While closing, keep serving requests that arrive on open connections (the stores close only after the
+    // app has), so a rolling restart loses nothing and no response escapes the Error shape.
+    return503OnClosing: false,
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
     frameworkErrors: (error, _request, reply) => {
       sendError(reply, toApiError(error) ?? new ApiError('bad_request'));

@@ -1,0 +1,25 @@
+/** The README is the front door: it must show the two commands and every error code the service can answer with. */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { errorCatalogue } from '../src/errors.js';
+
+const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+
+test('README shows the two front-door commands', () => {
+  assert.match(readme, /npm ci && npm start/);
+  assert.match(readme, /npm ci && npm test/);
+});
+
+test('README documents every error code with its status', () => {
+  for (const [code, { status }] of Object.entries(errorCatalogue)) {
+    assert.match(readme, new RegExp(`\\| \`${code}\` \\| ${status} \\|`), code);
+  }
+});
+
+test('every catalogue code is snake_case and its status an HTTP error status', () => {
+  for (const [code, { status }] of Object.entries(errorCatalogue)) {
+    assert.match(code, /^[a-z]+(_[a-z]+)*$/);
+    assert.ok(status >= 400 && status <= 599, code);
+  }
+});
