@@ -117,7 +117,8 @@ for (const backend of await backends()) {
         const seen: number[] = [];
         let url: string | undefined = '/v1/pets?status=pending&limit=3';
         while (url) {
-          const page = await local.app.inject({ url, headers: bearer(k) });
+          const page: { statusCode: number; headers: Record<string, unknown>; json(): { id: number; status: string }[] } =
+            await local.app.inject({ url, headers: bearer(k) });
           assert.equal(page.statusCode, 200);
           for (const p of page.json()) {
             assert.equal(p.status, 'pending');

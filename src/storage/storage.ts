@@ -93,7 +93,10 @@ export interface AccountInput {
  */
 export interface Storage {
   readonly kind: 'sqlite' | 'postgres';
-  /** Apply pending migrations; safe to call concurrently from several processes. Returns true when the database was new. */
+  /**
+   * Apply pending migrations; safe to call concurrently from several processes. `fresh` is true when this
+   * storage instance created the schema (the server then prints how to create the first key).
+   */
   migrate(): Promise<{ fresh: boolean }>;
   listPets(query: ListPetsQuery): Promise<Pet[]>;
   getPet(id: number): Promise<Pet | undefined>;
