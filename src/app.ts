@@ -48,7 +48,8 @@ function makeAjv(coerce: boolean): Ajv {
   });
   // ajv-formats is CommonJS; its default export is the plugin function itself at run time.
   (addFormatsPlugin as unknown as (ajv: Ajv) => Ajv)(ajv);
-  ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isInteger(n) });
+  // int64 range; beyond 2^53 doubles are inexact, which only matters for ids the service never issues.
+  ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isInteger(n) && Math.abs(n) <= 2 ** 63 });
   return ajv;
 }
 
@@ -70,7 +71,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // app has), so a rolling restart loses nothing and no response escapes the Error shape.
     return503OnClosing: false,
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
-    frameworkErrors: (error, _request, reply) => {
+    frameworkErrors: (error, request, reply) => {
+      // Raised before the onRequest hooks (e.g. a malformed percent-encoding), so set the request id here.
+      reply.header('x-request-id', request.id);
       sendError(reply, toApiError(error) ?? new ApiError('bad_request'));
     },
     clientErrorHandler: (_error, socket) => {

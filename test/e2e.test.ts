@@ -1,0 +1,377 @@
+/**
+ * End to end, as a user: the built CLI (`node dist/cli.js`, what `npm start` and the `pet-adoption` bin
+ * run) serving on a real socket, keys made with the CLI, requests with fetch, signals to stop it.
+ * `npm test` builds first; run `npm run build` before running this file alone.
+ */
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, test } from 'node:test';
+import type { Pet } from '../src/schemas.js';
+import { backends, PG_URL, REDIS_URL, uniqueName, type Backend } from './helpers.js';
+
+type ErrorBody = { code: string; message: string; status: number };
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const CLI = join(ROOT, 'dist', 'cli.js');
+const KEY_LINE = /^pas_[0-9A-Za-z]{38}$/;
+/** Generous bounds: only there so that a hang fails the test instead of stalling the run. */
+const START_TIMEOUT_MS = 20_000;
+const EXIT_TIMEOUT_MS = 15_000;
+
+interface Environment {
+  env: Record<string, string>;
+  cleanup(): Promise<void>;
+}
+
+/** The server environment for a backend: a fresh database (and counter namespace) of its own. */
+async function environmentFor(backend: Backend): Promise<Environment> {
+  if (backend.name === 'sqlite+memory') {
+    const dir = mkdtempSync(join(tmpdir(), 'pet-adoption-e2e-'));
+    return {
+      env: { DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}` },
+      async cleanup() {
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  }
+  if (backend.name.startsWith('postgres')) {
+    const { postgresUrl, dropSchema } = await import('./support/postgres.js');
+    const { deleteKeys } = await import('./support/redis.js');
+    const schema = uniqueName('e2e');
+    const prefix = `${uniqueName('e2e')}:`;
+    return {
+      env: { DATABASE_URL: postgresUrl(schema), REDIS_URL, REDIS_PREFIX: prefix },
+      async cleanup() {
+        await dropSchema(schema);
+        await deleteKeys(REDIS_URL, prefix);
+      },
+    };
+  }
+  throw new Error(`e2e: no server environment for backend ${backend.name} (PG_URL ${PG_URL}); add one here`);
+}
+
+interface Result {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+const children = new Set<ChildProcess>();
+
+function baseEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'warn', ...extra };
+  // Whatever the developer's shell exports must not leak into the service under test.
+  for (const name of ['PORT', 'HOST', 'DATABASE_URL', 'REDIS_URL', 'REDIS_PREFIX', 'TRUST_PROXY']) {
+    if (!(name in extra)) delete env[name];
+  }
+  return env;
+}
+
+function waitForExit(
+  child: ChildProcess,
+  timeoutMs = EXIT_TIMEOUT_MS,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  if (child.exitCode !== null || child.signalCode !== null) {
+    return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
+  }
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`process ${child.pid} did not exit within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal });
+    });
+  });
+}
+
+/** Runs a CLI command to completion. */
+async function cli(args: string[], env: Record<string, string>): Promise<Result> {
+  const child = spawn(process.execPath, [CLI, ...args], {
+    env: baseEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.add(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+  try {
+    const { code, signal } = await waitForExit(child, 30_000);
+    await closed;
+    return { code, signal, stdout, stderr };
+  } finally {
+    children.delete(child);
+  }
+}
+
+interface Server {
+  child: ChildProcess;
+  /** `http://host:port/v1` as the server announced it. */
+  base: string;
+  stderr(): string;
+}
+
+/** Starts `pet-adoption serve` on a free port (PORT=0) and waits for its "listening on" line. */
+async function serve(env: Record<string, string>): Promise<Server> {
+  const child = spawn(process.execPath, [CLI, 'serve'], {
+    env: baseEnv({ PORT: '0', HOST: '127.0.0.1', ...env }),
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  let stderr = '';
+  const base = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`server did not announce itself: ${stderr}`)),
+      START_TIMEOUT_MS,
+    );
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+      const match = /listening on (http:\/\/\S+\/v1)\b/.exec(stderr);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]!);
+      }
+    });
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited (${code ?? signal}) before listening: ${stderr}`));
+    });
+  });
+  // Let any lines printed right after the announcement (the fresh-database hint) arrive.
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  return { child, base, stderr: () => stderr };
+}
+
+async function api(
+  base: string,
+  path: string,
+  key: string | undefined,
+  init: { method?: string; body?: unknown } = {},
+): Promise<{ status: number; headers: Headers; body: unknown }> {
+  const headers: Record<string, string> = {};
+  if (key) headers.authorization = `Bearer ${key}`;
+  if (init.body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(base + path, {
+    method: init.method ?? 'GET',
+    headers,
+    body: init.body === undefined ? undefined : JSON.stringify(init.body),
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
+}
+
+function lastLine(text: string): string {
+  const lines = text.split('\n').filter((l) => l.trim() !== '');
+  return lines.at(-1) ?? '';
+}
+
+const FRESH_HINT = /new database/i;
+
+for (const backend of await backends()) {
+  describe(`end to end [${backend.name}]`, () => {
+    let environment: Environment;
+    let env: Record<string, string>;
+    let server: Server;
+    let key: string;
+    let jsonKey: { key: string; id: string; account: string; plan: string };
+
+    before(async () => {
+      assert.ok(existsSync(CLI), `${CLI} is missing: run \`npm run build\` (npm test does)`);
+      environment = await environmentFor(backend);
+      env = environment.env;
+    });
+
+    after(async () => {
+      for (const child of children) {
+        child.kill('SIGKILL');
+        await waitForExit(child).catch(() => undefined);
+      }
+      await environment?.cleanup();
+    });
+
+    test('the build output exists and is the package bin', () => {
+      const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+      assert.equal(join(ROOT, pkg.bin['pet-adoption']), CLI);
+      assert.match(readFileSync(CLI, 'utf8'), /^#!\/usr\/bin\/env node/);
+    });
+
+    test('serve on a fresh database announces its address and prints the first-key hint once', async () => {
+      server = await serve(env);
+      assert.match(server.base, /^http:\/\/127\.0\.0\.1:\d+\/v1$/);
+      const stderr = server.stderr();
+      assert.equal(stderr.match(/listening on/g)?.length, 1);
+      assert.equal(stderr.match(FRESH_HINT)?.length, 1, stderr);
+      assert.match(stderr, /keys create --account/);
+      assert.ok(
+        stderr.includes(server.base.replace(/\/v1$/, '').replace(/^http:\/\//, '')),
+        'the hint names the real address',
+      );
+    });
+
+    test('keys create prints the key alone on the last line of stdout; --json prints one object', async () => {
+      const created = await cli(['keys', 'create', '--account', 'e2e'], env);
+      assert.equal(created.code, 0, created.stderr);
+      key = lastLine(created.stdout);
+      assert.match(key, KEY_LINE);
+      assert.ok(created.stdout.endsWith(`${key}\n`), 'the key is the whole last line');
+
+      const json = await cli(['keys', 'create', '--account', 'e2e-json', '--plan', 'pro', '--json'], env);
+      assert.equal(json.code, 0, json.stderr);
+      jsonKey = JSON.parse(json.stdout.trim());
+      assert.match(jsonKey.key, KEY_LINE);
+      assert.match(jsonKey.id, /\S/);
+      assert.equal(jsonKey.account, 'e2e-json');
+      assert.equal(jsonKey.plan, 'pro');
+    });
+
+    test('create, list and get pets over the real socket', async () => {
+      const unauthorized = await api(server.base, '/pets', undefined);
+      assert.equal(unauthorized.status, 401);
+      assert.equal((unauthorized.body as ErrorBody).code, 'missing_api_key');
+      assert.match(String(unauthorized.headers.get('www-authenticate')), /^Bearer/);
+
+      const empty = await api(server.base, '/pets', key);
+      assert.equal(empty.status, 200);
+      assert.deepEqual(empty.body, []);
+      assert.match(String(empty.headers.get('x-ratelimit-limit')), /^\d+$/);
+      assert.ok(empty.headers.get('x-request-id'));
+
+      const created = await api(server.base, '/pets', key, {
+        method: 'POST',
+        body: { name: 'Socket Rex', categoryId: 1 },
+      });
+      assert.equal(created.status, 201);
+      const pet = created.body as Pet;
+      assert.equal(pet.name, 'Socket Rex');
+      assert.equal(pet.status, 'available');
+      const location = created.headers.get('location');
+      assert.equal(location, `/v1/pets/${pet.id}`);
+
+      const fetched = await api(new URL(server.base).origin, location!, key);
+      assert.equal(fetched.status, 200);
+      assert.deepEqual(fetched.body, created.body);
+      assert.ok(fetched.headers.get('sunset'));
+
+      const listed = await api(server.base, '/pets?status=available', jsonKey.key);
+      assert.equal(listed.status, 200);
+      assert.deepEqual(listed.body, [created.body]);
+
+      const categories = await api(server.base, '/categories', key);
+      assert.equal(categories.status, 200);
+      assert.equal((categories.body as unknown[]).length, 7);
+
+      const doc = await api(server.base, '/openapi.json', undefined);
+      assert.equal(doc.status, 200);
+      const health = await fetch(`${new URL(server.base).origin}/healthz`);
+      assert.equal(health.status, 200);
+      await health.body?.cancel();
+    });
+
+    test('keys list shows the keys but never their secrets', async () => {
+      const listed = await cli(['keys', 'list'], env);
+      assert.equal(listed.code, 0, listed.stderr);
+      assert.ok(listed.stdout.includes(jsonKey.id), listed.stdout);
+      assert.ok(listed.stdout.includes('e2e'));
+      assert.ok(!listed.stdout.includes(key), 'no secret in keys list');
+      assert.ok(!listed.stdout.includes(jsonKey.key), 'no secret in keys list');
+
+      const json = await cli(['keys', 'list', '--account', 'e2e-json', '--json'], env);
+      assert.equal(json.code, 0, json.stderr);
+      const rows = JSON.parse(json.stdout.trim()) as { id: string; account: string }[];
+      assert.deepEqual(
+        rows.map((r) => [r.id, r.account]),
+        [[jsonKey.id, 'e2e-json']],
+      );
+      assert.ok(!json.stdout.includes(jsonKey.key));
+    });
+
+    test('keys revoke takes effect on the next request', async () => {
+      assert.equal((await api(server.base, '/pets', jsonKey.key)).status, 200);
+      const revoked = await cli(['keys', 'revoke', jsonKey.id], env);
+      assert.equal(revoked.code, 0, revoked.stderr);
+      const res = await api(server.base, '/pets', jsonKey.key);
+      assert.equal(res.status, 401);
+      assert.equal((res.body as ErrorBody).code, 'revoked_api_key');
+      assert.equal((await api(server.base, '/pets', key)).status, 200, 'other keys still work');
+
+      const unknown = await cli(['keys', 'revoke', 'key_doesnotexist'], env);
+      assert.notEqual(unknown.code, 0);
+      assert.match(unknown.stderr, /key_doesnotexist/);
+      assert.equal(unknown.stdout, '');
+    });
+
+    test('accounts unban: a known account exits 0, an unknown one fails with a message on stderr', async () => {
+      const ok = await cli(['accounts', 'unban', 'e2e'], env);
+      assert.equal(ok.code, 0, ok.stderr);
+      const unknown = await cli(['accounts', 'unban', 'no-such-account'], env);
+      assert.notEqual(unknown.code, 0);
+      assert.match(unknown.stderr, /no-such-account/);
+    });
+
+    test('bad configuration stops the process with a message naming the variable', async () => {
+      const cases: [Record<string, string>, string][] = [
+        [{ PORT: 'abc' }, 'PORT'],
+        [{ PORT: '70000' }, 'PORT'],
+        [{ DATABASE_URL: 'mysql://localhost/db' }, 'DATABASE_URL'],
+        [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+        [{ REDIS_URL: 'http://localhost' }, 'REDIS_URL'],
+      ];
+      for (const [bad, variable] of cases) {
+        const result = await cli(['serve'], { ...env, ...bad });
+        assert.notEqual(result.code, 0, `${variable}: ${result.stderr}`);
+        assert.ok(result.stderr.includes(variable), `${variable}: ${result.stderr}`);
+        assert.doesNotMatch(result.stderr, /listening on/);
+      }
+    });
+
+    test('SIGTERM: the server exits 0 promptly and keeps what it acknowledged', async () => {
+      const created = await api(server.base, '/pets', key, {
+        method: 'POST',
+        body: { name: 'Before SIGTERM', categoryId: 2 },
+      });
+      assert.equal(created.status, 201);
+      const pet = created.body as Pet;
+      server.child.kill('SIGTERM');
+      const exit = await waitForExit(server.child);
+      assert.deepEqual(exit, { code: 0, signal: null });
+
+      server = await serve(env);
+      assert.doesNotMatch(server.stderr(), FRESH_HINT, 'no first-key hint on an existing database');
+      const fetched = await api(server.base, `/pets/${pet.id}`, key);
+      assert.equal(fetched.status, 200);
+      assert.deepEqual(fetched.body, pet);
+    });
+
+    test('kill -9: a 201 acknowledged before the kill survives a restart on the same database', async () => {
+      const created = await api(server.base, '/pets', key, {
+        method: 'POST',
+        body: { name: 'Before kill -9', categoryId: 3 },
+      });
+      assert.equal(created.status, 201);
+      const pet = created.body as Pet;
+      server.child.kill('SIGKILL');
+      const exit = await waitForExit(server.child);
+      assert.equal(exit.signal, 'SIGKILL');
+
+      server = await serve(env);
+      assert.doesNotMatch(server.stderr(), FRESH_HINT);
+      const fetched = await api(server.base, `/pets/${pet.id}`, key);
+      assert.equal(fetched.status, 200);
+      assert.deepEqual(fetched.body, pet);
+      const names = ((await api(server.base, '/pets?limit=100', key)).body as Pet[]).map((p) => p.name);
+      assert.deepEqual(names, ['Socket Rex', 'Before SIGTERM', 'Before kill -9']);
+
+      server.child.kill('SIGTERM');
+      assert.deepEqual(await waitForExit(server.child), { code: 0, signal: null });
+    });
+  });
+}

@@ -1,0 +1,699 @@
+/**
+ * The served OpenAPI document: first that it says what the interface specification says, then the drift
+ * test: a representative set of requests covering every operation and most status codes, each response
+ * validated against the served document (status documented, body valid against the documented schema,
+ * documented headers present and well-typed), so the document and the behaviour cannot drift apart.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsPlugin from 'ajv-formats';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { buildApp } from '../src/app.js';
+import { generateApiKey, generateKeyId, hashApiKey, keyHint } from '../src/keys.js';
+import { StorageUnavailableError, type Storage } from '../src/storage/storage.js';
+import {
+  backends,
+  bearer,
+  createTestContext,
+  defaultTestConfig,
+  TestClock,
+  type Backend,
+  type TestContext,
+} from './helpers.js';
+
+type Json = Record<string, unknown>;
+interface Operation extends Json {
+  operationId?: string;
+  tags?: string[];
+  deprecated?: boolean;
+  security?: Json[];
+  parameters?: Json[];
+  requestBody?: Json;
+  responses: Record<string, Json>;
+}
+interface OpenApiDoc extends Json {
+  openapi: string;
+  info: Json;
+  servers?: { url: string }[];
+  paths: Record<string, Record<string, Operation>>;
+  components: Json & { schemas: Record<string, Json>; securitySchemes?: Record<string, Json> };
+  security?: Json[];
+}
+
+const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
+
+/** What the interface specification requires each operation to document, at least. */
+const SPEC_STATUSES: Record<string, string[]> = {
+  listPets: ['200', '400', '401', '429'],
+  createPet: ['201', '400', '401', '429'],
+  getPet: ['200', '400', '401', '404', '410', '429'],
+};
+
+/** Headers documented as present only sometimes; every other documented header must be on the response. */
+const CONDITIONAL_HEADERS: Record<string, string[]> = {
+  'listPets 200': ['link'], // only when another page exists
+  'createPet 201': ['idempotent-replayed'], // only on a replay
+};
+
+function resolve<T = Json>(doc: OpenApiDoc, node: unknown): T {
+  let current = node as Json;
+  for (let depth = 0; typeof current?.$ref === 'string'; depth++) {
+    assert.ok(depth < 20, 'no $ref cycles');
+    const ref = current.$ref as string;
+    assert.ok(ref.startsWith('#/'), `only local refs: ${ref}`);
+    current = ref
+      .slice(2)
+      .split('/')
+      .map((s) => s.replaceAll('~1', '/').replaceAll('~0', '~'))
+      .reduce<Json>((obj, key) => obj?.[key] as Json, doc);
+    assert.ok(current, `${ref} resolves`);
+  }
+  return current as T;
+}
+
+function findOperation(
+  doc: OpenApiDoc,
+  operationId: string,
+): { path: string; method: string; op: Operation } {
+  for (const [path, item] of Object.entries(doc.paths)) {
+    for (const method of METHODS) {
+      const op = item[method];
+      if (op?.operationId === operationId) return { path, method, op };
+    }
+  }
+  assert.fail(`operation ${operationId} is documented`);
+}
+
+function pointer(parts: string[]): string {
+  return `openapi.json#/${parts.map((p) => p.replaceAll('~', '~0').replaceAll('/', '~1')).join('/')}`;
+}
+
+/** Validates responses against a served document. */
+class Contract {
+  private readonly ajv = new Ajv2020({ strict: false, allErrors: true });
+  private readonly cache = new Map<string, ValidateFunction>();
+  private readonly prefix: string;
+  private readonly templates: { path: string; regex: RegExp }[];
+  /** `operationId status` pairs seen, for the coverage check. */
+  readonly seen = new Set<string>();
+
+  constructor(readonly doc: OpenApiDoc) {
+    (addFormatsPlugin as unknown as (ajv: Ajv2020) => Ajv2020)(this.ajv);
+    this.ajv.addSchema(doc, 'openapi.json');
+    this.prefix = (doc.servers?.[0]?.url ?? '').replace(/\/$/, '');
+    this.templates = Object.keys(doc.paths).map((path) => ({
+      path,
+      regex: new RegExp(
+        `^${path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{[^}]+\\?\}/g, '[^/]+')}$`,
+      ),
+    }));
+  }
+
+  private validator(parts: string[]): ValidateFunction {
+    const ref = pointer(parts);
+    let validate = this.cache.get(ref);
+    if (!validate) {
+      validate = this.ajv.compile({ $ref: ref });
+      this.cache.set(ref, validate);
+    }
+    return validate;
+  }
+
+  private errorSchema(): ValidateFunction {
+    return this.validator(['components', 'schemas', 'Error']);
+  }
+
+  /** Returns the list of ways `res` disagrees with the document (empty: it agrees). */
+  check(method: string, url: string, res: LightMyRequestResponse): string[] {
+    const problems: string[] = [];
+    const pathname = url.split('?')[0]!;
+    const relative = pathname.startsWith(`${this.prefix}/`) ? pathname.slice(this.prefix.length) : undefined;
+    const template = relative === undefined ? undefined : this.templates.find((t) => t.regex.test(relative));
+    const op = template ? this.doc.paths[template.path]![method.toLowerCase()] : undefined;
+
+    if (!template || !op) {
+      // Unknown paths (404) and wrong methods (405) are outside the document; they must still be Errors.
+      if (!template && res.statusCode !== 404) problems.push(`undocumented path answered ${res.statusCode}`);
+      if (template && res.statusCode !== 405) problems.push(`undocumented method answered ${res.statusCode}`);
+      if (template && !res.headers.allow) problems.push('405 without Allow');
+      if (!this.errorSchema()(safeJson(res))) problems.push(`body is not an Error: ${res.body}`);
+      return problems;
+    }
+
+    const status = String(res.statusCode);
+    const key = op.responses[status] ? status : op.responses[`${status[0]}XX`] ? `${status[0]}XX` : 'default';
+    const documented = op.responses[key];
+    if (!documented) return [`${op.operationId}: status ${status} is not documented`];
+    this.seen.add(`${op.operationId} ${status}`);
+    const response = resolve(this.doc, documented);
+    const base = ['paths', template.path, method.toLowerCase(), 'responses', key];
+    if (documented.$ref) base.splice(0, base.length, ...(documented.$ref as string).slice(2).split('/'));
+
+    const content = response.content as Record<string, Json> | undefined;
+    if (content) {
+      const type = String(res.headers['content-type'] ?? '')
+        .split(';')[0]!
+        .trim()
+        .toLowerCase();
+      if (!(type in content)) {
+        problems.push(`content-type ${type || '(none)'} is not one of ${Object.keys(content).join(', ')}`);
+      } else if (content[type]!.schema) {
+        const validate = this.validator([...base, 'content', type, 'schema']);
+        if (!validate(safeJson(res))) {
+          problems.push(
+            `body does not match the schema: ${this.ajv.errorsText(validate.errors)}; body ${res.body.slice(0, 300)}`,
+          );
+        }
+      }
+    } else if (res.body.length > 0) {
+      problems.push('a body where none is documented');
+    }
+
+    const conditional = CONDITIONAL_HEADERS[`${op.operationId} ${status}`] ?? [];
+    for (const [name, header] of Object.entries((response.headers ?? {}) as Record<string, Json>)) {
+      const lower = name.toLowerCase();
+      const value = res.headers[lower];
+      if (value === undefined) {
+        if (!conditional.includes(lower)) problems.push(`documented header ${name} is missing`);
+        continue;
+      }
+      const schema = resolve(this.doc, header).schema as Json | undefined;
+      if (schema) {
+        const raw = String(value);
+        const typed =
+          schema.type === 'integer' || schema.type === 'number'
+            ? /^-?\d+(\.\d+)?$/.test(raw)
+              ? Number(raw)
+              : raw
+            : raw;
+        if (!this.ajv.validate(schema, typed))
+          problems.push(`header ${name}: ${raw} does not match ${JSON.stringify(schema)}`);
+      }
+    }
+    return problems;
+  }
+}
+
+function safeJson(res: LightMyRequestResponse): unknown {
+  try {
+    return res.json();
+  } catch {
+    return Symbol('not JSON');
+  }
+}
+
+for (const backend of await backends()) {
+  describe(`OpenAPI document [${backend.name}]`, () => {
+    let ctx: TestContext;
+    let doc: OpenApiDoc;
+
+    before(async () => {
+      ctx = await createTestContext(backend);
+      const res = await ctx.app.inject({ url: '/v1/openapi.json' });
+      assert.equal(res.statusCode, 200);
+      assert.match(String(res.headers['content-type']), /^application\/json\b/);
+      doc = res.json();
+    });
+    after(() => ctx.close());
+
+    test('is OpenAPI 3.1, version 1.0.0, served under /v1', () => {
+      assert.match(doc.openapi, /^3\.1\.\d+$/);
+      assert.equal(doc.info.version, '1.0.0');
+      assert.equal(typeof doc.info.title, 'string');
+      assert.ok(
+        doc.servers?.some((s) => /\/v1\/?$/.test(s.url)),
+        'a server URL ends in /v1',
+      );
+    });
+
+    test('operations listPets, createPet and getPet, tagged animals; only getPet is deprecated', () => {
+      assert.ok((doc.tags as { name: string }[]).some((t) => t.name === 'animals'));
+      const expected = {
+        listPets: ['get', '/pets'],
+        createPet: ['post', '/pets'],
+        getPet: ['get', '/pets/{petId}'],
+      };
+      for (const [operationId, [method, path]] of Object.entries(expected)) {
+        const found = findOperation(doc, operationId);
+        assert.equal(found.method, method, operationId);
+        assert.equal(found.path, path, operationId);
+        assert.ok(found.op.tags?.includes('animals'), `${operationId} is tagged animals`);
+        assert.equal(found.op.deprecated === true, operationId === 'getPet', `${operationId} deprecated`);
+      }
+      const ids = Object.values(doc.paths).flatMap((item) =>
+        METHODS.map((m) => item[m]?.operationId).filter(Boolean),
+      );
+      assert.equal(new Set(ids).size, ids.length, 'operation ids are unique');
+    });
+
+    test('a bearer security scheme applies to every operation', () => {
+      const schemes = Object.entries(doc.components.securitySchemes ?? {}).filter(
+        ([, s]) => s.type === 'http' && String(s.scheme).toLowerCase() === 'bearer',
+      );
+      assert.equal(schemes.length, 1, 'one HTTP bearer scheme');
+      const [name] = schemes[0]!;
+      for (const item of Object.values(doc.paths)) {
+        for (const method of METHODS) {
+          const op = item[method];
+          if (!op) continue;
+          const security = op.security ?? doc.security ?? [];
+          assert.ok(security.length > 0, `${op.operationId} requires security`);
+          assert.ok(
+            security.every((req) => name in req),
+            `${op.operationId} uses ${name}`,
+          );
+        }
+      }
+    });
+
+    test('listPets parameters: limit 1..100 default 20, status enum', () => {
+      const { op } = findOperation(doc, 'listPets');
+      const params = (op.parameters ?? []).map((p) => resolve(doc, p));
+      const limit = params.find((p) => p.name === 'limit' && p.in === 'query');
+      assert.ok(limit, 'limit is a query parameter');
+      assert.notEqual(limit.required, true);
+      const limitSchema = resolve(doc, limit.schema);
+      assert.equal(limitSchema.type, 'integer');
+      assert.equal(limitSchema.minimum, 1);
+      assert.equal(limitSchema.maximum, 100);
+      assert.equal(limitSchema.default, 20);
+      const status = params.find((p) => p.name === 'status' && p.in === 'query');
+      assert.ok(status, 'status is a query parameter');
+      assert.notEqual(status.required, true);
+      const statusSchema = resolve(doc, status.schema);
+      assert.equal(statusSchema.type, 'string');
+      assert.deepEqual([...(statusSchema.enum as string[])].sort(), ['available', 'pending', 'sold']);
+    });
+
+    test('getPet takes petId, a required int64 path parameter', () => {
+      const { op } = findOperation(doc, 'getPet');
+      const petId = (op.parameters ?? []).map((p) => resolve(doc, p)).find((p) => p.name === 'petId');
+      assert.ok(petId);
+      assert.equal(petId.in, 'path');
+      assert.equal(petId.required, true);
+      const schema = resolve(doc, petId.schema);
+      assert.equal(schema.type, 'integer');
+      assert.equal(schema.format, 'int64');
+    });
+
+    test('schemas: NewPet, Pet, PetStatus and Error as the spec describes them', () => {
+      const { op } = findOperation(doc, 'createPet');
+      const body = resolve(doc, op.requestBody);
+      assert.equal(body.required, true);
+      const newPet = resolve(doc, (body.content as Record<string, Json>)['application/json']!.schema);
+      assert.deepEqual([...(newPet.required as string[])].sort(), ['categoryId', 'name']);
+      const props = newPet.properties as Record<string, Json>;
+      assert.equal(resolve(doc, props.name).type, 'string');
+      assert.equal(resolve(doc, props.categoryId).type, 'integer');
+      assert.equal(resolve(doc, props.categoryId).format, 'int64');
+      assert.deepEqual([...(resolve(doc, props.status).enum as string[])].sort(), [
+        'available',
+        'pending',
+        'sold',
+      ]);
+
+      const pet = resolve(
+        doc,
+        (resolve(doc, findOperation(doc, 'getPet').op.responses['200']).content as Record<string, Json>)[
+          'application/json'
+        ]!.schema,
+      );
+      assert.ok((pet.required as string[]).includes('id'));
+      for (const field of ['name', 'categoryId'])
+        assert.ok((pet.required as string[]).includes(field), field);
+      const petProps = pet.properties as Record<string, Json>;
+      assert.equal(resolve(doc, petProps.id).type, 'integer');
+      assert.equal(resolve(doc, petProps.id).format, 'int64');
+
+      const pets = resolve(
+        doc,
+        (resolve(doc, findOperation(doc, 'listPets').op.responses['200']).content as Record<string, Json>)[
+          'application/json'
+        ]!.schema,
+      );
+      assert.equal(pets.type, 'array');
+
+      const error = resolve(doc, doc.components.schemas.Error);
+      assert.deepEqual([...(error.required as string[])].sort(), ['code', 'message', 'status']);
+      const errorProps = error.properties as Record<string, Json>;
+      assert.equal(errorProps.code!.type, 'string');
+      assert.equal(errorProps.message!.type, 'string');
+      assert.equal(errorProps.status!.type, 'integer');
+    });
+
+    test('every status code the spec names is documented, errors with the Error schema', () => {
+      for (const [operationId, statuses] of Object.entries(SPEC_STATUSES)) {
+        const { op } = findOperation(doc, operationId);
+        for (const status of statuses) {
+          const response = op.responses[status];
+          assert.ok(response, `${operationId} documents ${status}`);
+          assert.equal(
+            typeof resolve(doc, response).description,
+            'string',
+            `${operationId} ${status} has a description`,
+          );
+          if (Number(status) >= 400) {
+            const schema = resolve(
+              doc,
+              (resolve(doc, response).content as Record<string, Json>)['application/json']!.schema,
+            );
+            assert.deepEqual(
+              [...(schema.required as string[])].sort(),
+              ['code', 'message', 'status'],
+              `${operationId} ${status}`,
+            );
+          }
+        }
+      }
+    });
+
+    test('headers: rate limits everywhere, Location on 201, Deprecation/Sunset/Link on getPet, Retry-After on 429', () => {
+      const headersOf = (operationId: string, status: string): string[] =>
+        Object.keys(
+          (resolve(doc, findOperation(doc, operationId).op.responses[status]).headers ?? {}) as Json,
+        ).map((h) => h.toLowerCase());
+      for (const operationId of Object.keys(SPEC_STATUSES)) {
+        for (const status of Object.keys(findOperation(doc, operationId).op.responses)) {
+          const headers = headersOf(operationId, status);
+          for (const h of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']) {
+            assert.ok(headers.includes(h), `${operationId} ${status} documents ${h}`);
+          }
+          if (operationId === 'getPet') {
+            for (const h of ['deprecation', 'sunset', 'link'])
+              assert.ok(headers.includes(h), `getPet ${status} documents ${h}`);
+          }
+          if (status === '401')
+            assert.ok(headers.includes('www-authenticate'), `${operationId} 401 documents WWW-Authenticate`);
+        }
+        assert.ok(
+          headersOf(operationId, '429').includes('retry-after'),
+          `${operationId} 429 documents Retry-After`,
+        );
+      }
+      assert.ok(headersOf('createPet', '201').includes('location'), 'createPet 201 documents Location');
+      const reset = resolve(
+        doc,
+        (resolve(doc, findOperation(doc, 'listPets').op.responses['200']).headers as Json)[
+          'X-RateLimit-Reset'
+        ],
+      );
+      assert.equal(
+        resolve(doc, reset.schema).type,
+        'integer',
+        'X-RateLimit-Reset is an integer (Unix seconds)',
+      );
+    });
+
+    test('the document describes the decisions on the gaps and the error catalogue', () => {
+      const text = JSON.stringify(doc);
+      for (const phrase of [
+        'available',
+        'cursor',
+        'rejected',
+        'per account',
+        'Idempotency-Key',
+        'validation_failed',
+        'rate_limited',
+      ]) {
+        assert.ok(text.includes(phrase), `mentions ${phrase}`);
+      }
+    });
+
+    test('/v1/docs serves the same document', async () => {
+      const res = await ctx.app.inject({ url: '/v1/docs/json' });
+      assert.equal(res.statusCode, 200);
+      assert.deepEqual(res.json(), doc);
+    });
+  });
+
+  describe(`drift: every response matches the served document [${backend.name}]`, () => {
+    let ctx: TestContext;
+    let contract: Contract;
+    let key: string;
+    const auth = () => bearer(key);
+    const violations: string[] = [];
+
+    /** Sends a request through `app` and checks the response against the document at once. */
+    async function call(
+      label: string,
+      options: InjectOptions,
+      app: FastifyInstance = ctx.app,
+    ): Promise<LightMyRequestResponse> {
+      const res = await app.inject(options);
+      for (const problem of contract.check(options.method ?? 'GET', String(options.url), res)) {
+        violations.push(
+          `${label} (${options.method ?? 'GET'} ${options.url} → ${res.statusCode}): ${problem}`,
+        );
+      }
+      return res;
+    }
+
+    before(async () => {
+      ctx = await createTestContext(backend);
+      ({ key } = await ctx.createKey());
+      contract = new Contract((await ctx.app.inject({ url: '/v1/openapi.json' })).json());
+    });
+    after(() => ctx.close());
+
+    test('successes', async () => {
+      const ids: number[] = [];
+      for (const [i, status] of (['available', 'pending', 'sold', undefined] as const).entries()) {
+        const res = await call('create', {
+          method: 'POST',
+          url: '/v1/pets',
+          headers: auth(),
+          payload: { name: `Drift ${i} 🐾`, categoryId: i + 1, ...(status ? { status } : {}) },
+        });
+        assert.equal(res.statusCode, 201);
+        ids.push(res.json().id);
+      }
+      const idem = { ...auth(), 'idempotency-key': 'drift-once' };
+      await call('create with key', {
+        method: 'POST',
+        url: '/v1/pets',
+        headers: idem,
+        payload: { name: 'Once', categoryId: 1 },
+      });
+      const replay = await call('replay', {
+        method: 'POST',
+        url: '/v1/pets',
+        headers: idem,
+        payload: { name: 'Once', categoryId: 1 },
+      });
+      assert.equal(replay.headers['idempotent-replayed'], 'true');
+      const page = await call('list with next page', { url: '/v1/pets?limit=2', headers: auth() });
+      assert.ok(page.headers.link);
+      await call('follow next', { url: /^<([^>]+)>/.exec(String(page.headers.link))![1]!, headers: auth() });
+      for (const query of ['', '?limit=100', '?status=pending', '?status=sold&limit=1']) {
+        await call('list', { url: `/v1/pets${query}`, headers: auth() });
+      }
+      for (const id of ids) await call('get', { url: `/v1/pets/${id}`, headers: auth() });
+      await call('categories', { url: '/v1/categories', headers: auth() });
+    });
+
+    test('400s', async () => {
+      for (const query of ['limit=0', 'limit=101', 'limit=x', 'status=adopted', 'cursor=bogus', 'page=2']) {
+        await call('bad list query', { url: `/v1/pets?${query}`, headers: auth() });
+      }
+      for (const payload of [
+        {},
+        { name: '', categoryId: 1 },
+        { name: 'A', categoryId: 99 },
+        { name: 'A', categoryId: 1, id: 3 },
+      ]) {
+        await call('bad body', { method: 'POST', url: '/v1/pets', headers: auth(), payload });
+      }
+      await call('bad JSON', {
+        method: 'POST',
+        url: '/v1/pets',
+        headers: { ...auth(), 'content-type': 'application/json' },
+        payload: '{"name"',
+      });
+      await call('empty JSON', {
+        method: 'POST',
+        url: '/v1/pets',
+        headers: { ...auth(), 'content-type': 'application/json' },
+        payload: '',
+      });
+      await call('bad Idempotency-Key', {
+        method: 'POST',
+        url: '/v1/pets',
+        headers: { ...auth(), 'idempotency-key': 'has space' },
+        payload: { name: 'A', categoryId: 1 },
+      });
+      for (const id of ['abc', '0', '-1', '1.5', '1e3'])
+        await call('bad petId', { url: `/v1/pets/${id}`, headers: auth() });
+    });
+
+    test('401s on every operation', async () => {
+      const { key: revoked, id } = await ctx.createKey();
+      await ctx.storage.revokeKey(id, ctx.clock.now);
+      const requests: InjectOptions[] = [
+        { url: '/v1/pets' },
+        { method: 'POST', url: '/v1/pets', payload: { name: 'A', categoryId: 1 } },
+        { url: '/v1/pets/1' },
+        { url: '/v1/categories' },
+      ];
+      for (const request of requests) {
+        for (const headers of [
+          {},
+          { authorization: 'Basic abc' },
+          bearer(generateApiKey()),
+          bearer(revoked),
+        ]) {
+          await call('unauthenticated', { ...request, headers });
+        }
+      }
+    });
+
+    test('404, 405, 410, 413, 415, 422', async () => {
+      await call('unknown pet', { url: '/v1/pets/987654321', headers: auth() });
+      await call('unknown route', { url: '/v1/nope', headers: auth() });
+      await call('unknown nested route', { url: '/v1/pets/1/photos', headers: auth() });
+      for (const method of ['DELETE', 'PUT', 'PATCH'] as const)
+        await call('wrong method', { method, url: '/v1/pets', headers: auth() });
+      await call('wrong method', { method: 'POST', url: '/v1/pets/1', headers: auth() });
+      await call('too large', {
+        method: 'POST',
+        url: '/v1/pets',
+        headers: { ...auth(), 'content-type': 'application/json' },
+        payload: JSON.stringify({ name: 'x'.repeat(20_000), categoryId: 1 }),
+      });
+      await call('not JSON', {
+        method: 'POST',
+        url: '/v1/pets',
+        headers: { ...auth(), 'content-type': 'text/plain' },
+        payload: 'Rex',
+      });
+      const idem = { ...auth(), 'idempotency-key': 'drift-reuse' };
+      await call('first use', {
+        method: 'POST',
+        url: '/v1/pets',
+        headers: idem,
+        payload: { name: 'A', categoryId: 1 },
+      });
+      const reused = await call('reuse', {
+        method: 'POST',
+        url: '/v1/pets',
+        headers: idem,
+        payload: { name: 'B', categoryId: 1 },
+      });
+      assert.equal(reused.statusCode, 422);
+
+      const pet = (
+        await ctx.app.inject({
+          method: 'POST',
+          url: '/v1/pets',
+          headers: auth(),
+          payload: { name: 'Old', categoryId: 1 },
+        })
+      ).json();
+      const saved = ctx.clock.now;
+      try {
+        ctx.clock.set(Date.UTC(2030, 11, 5));
+        const gone = await call('after sunset', { url: `/v1/pets/${pet.id}`, headers: auth() });
+        assert.equal(gone.statusCode, 410);
+        await call('after sunset, unknown', { url: '/v1/pets/987654321', headers: auth() });
+      } finally {
+        ctx.clock.set(saved);
+      }
+    });
+
+    test('429s: a tiny enterprise quota, and the keyless per-address bucket', async () => {
+      const { key: tiny } = await ctx.createKey({ plan: 'enterprise', perMinute: 2, perDay: 1000 });
+      const requests: InjectOptions[] = [
+        { url: '/v1/pets' },
+        { method: 'POST', url: '/v1/pets', payload: { name: 'A', categoryId: 1 } },
+        { url: '/v1/pets/1' },
+        { url: '/v1/categories' },
+      ];
+      for (const request of requests) {
+        for (let i = 0; i < 3; i++) await call('tiny quota', { ...request, headers: bearer(tiny) });
+      }
+      const strict = await createTestContext(backend, { config: { unauthenticatedPerMinute: 1 } });
+      try {
+        for (const request of requests)
+          await call('keyless, limited', { ...request, headers: { authorization: 'Bearer x' } }, strict.app);
+      } finally {
+        await strict.close();
+      }
+    });
+
+    test('503 from unavailable storage', async () => {
+      const faulty = await unavailableStorageApp(backend);
+      try {
+        const headers = bearer(faulty.key);
+        await call('storage down', { url: '/v1/pets', headers }, faulty.app);
+        await call(
+          'storage down',
+          { method: 'POST', url: '/v1/pets', headers, payload: { name: 'A', categoryId: 1 } },
+          faulty.app,
+        );
+        await call('storage down', { url: '/v1/pets/1', headers }, faulty.app);
+        await call('storage down', { url: '/v1/categories', headers }, faulty.app);
+      } finally {
+        await faulty.close();
+      }
+    });
+
+    test('no response disagreed with the document', () => {
+      assert.deepEqual(violations, []);
+    });
+
+    test('the requests covered every operation and the expected status codes', () => {
+      const expected: Record<string, number[]> = {
+        listPets: [200, 400, 401, 429, 503],
+        createPet: [201, 400, 401, 413, 415, 422, 429, 503],
+        getPet: [200, 400, 401, 404, 410, 429, 503],
+        listCategories: [200, 401, 429, 503],
+      };
+      const missing = Object.entries(expected).flatMap(([op, statuses]) =>
+        statuses.map((s) => `${op} ${s}`).filter((pair) => !contract.seen.has(pair)),
+      );
+      assert.deepEqual(missing, []);
+      // Any operation added to the document must be exercised here too.
+      const documented = Object.values(contract.doc.paths).flatMap((item) =>
+        METHODS.map((m) => item[m]?.operationId).filter(Boolean),
+      );
+      for (const operationId of documented)
+        assert.ok(operationId! in expected, `the drift test exercises ${operationId}`);
+    });
+  });
+}
+
+/** An app over a real storage whose pet and category methods report the database as unavailable. */
+async function unavailableStorageApp(
+  backend: Backend,
+): Promise<{ app: FastifyInstance; key: string; close(): Promise<void> }> {
+  const storage = await backend.createStorage();
+  await storage.migrate();
+  const counterStore = await backend.createCounterStore();
+  const clock = new TestClock();
+  const account = await storage.upsertAccount({ name: 'down', plan: 'business' }, clock.now);
+  const key = generateApiKey();
+  await storage.createKey(
+    account.id,
+    { id: generateKeyId(), hash: hashApiKey(key), hint: keyHint(key), expiresAt: null },
+    clock.now,
+  );
+  const down = new Set<keyof Storage>(['listPets', 'getPet', 'createPet', 'listCategories']);
+  const wrapped = new Proxy(storage, {
+    get(target, property) {
+      if (down.has(property as keyof Storage)) return () => Promise.reject(new StorageUnavailableError());
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  const app = await buildApp({ config: defaultTestConfig, storage: wrapped, counterStore, clock: clock.fn });
+  await app.ready();
+  return {
+    app,
+    key,
+    async close() {
+      await app.close();
+      await counterStore.close();
+      await storage.close();
+    },
+  };
+}

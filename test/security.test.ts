@@ -1,0 +1,349 @@
+/**
+ * One security suite applied to every protected route. The route list is derived from the served OpenAPI
+ * document, and a router walk checks that every /v1 route is either documented-and-protected, a 405
+ * catch-all, or on the explicit public list, so a new route cannot escape this suite.
+ */
+import assert from 'node:assert/strict';
+import { after, describe, test } from 'node:test';
+import type { LightMyRequestResponse } from 'fastify';
+import { generateApiKey } from '../src/keys.js';
+import { backends, bearer, createTestContext, type TestContext } from './helpers.js';
+
+/** Routes under /v1 served without a key. Anything else under /v1 must demand one. */
+const PUBLIC_V1 = [/^\/v1\/openapi\.json$/, /^\/v1\/docs(\/.*)?$/];
+
+/** The protected operations the spec and DESIGN.md name; the derived list must contain at least these. */
+const KNOWN_PROTECTED = ['GET /v1/pets', 'POST /v1/pets', 'GET /v1/pets/{petId}', 'GET /v1/categories'];
+
+/** A valid request body per operation that takes one, so "the valid key works" can expect a 2xx. */
+const SAMPLE_BODIES: Record<string, unknown> = {
+  createPet: { name: 'Security Rex', categoryId: 1 },
+};
+
+interface ProtectedRoute {
+  label: string;
+  operationId: string;
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  template: string;
+  url: string;
+  body?: unknown;
+}
+
+type OpenApiDoc = {
+  servers?: { url: string }[];
+  paths: Record<
+    string,
+    Record<string, { operationId?: string; requestBody?: unknown; security?: unknown[] }>
+  >;
+  security?: unknown[];
+};
+
+const HTTP_METHODS = new Set(['get', 'post', 'put', 'patch', 'delete']);
+
+function serverPrefix(doc: OpenApiDoc): string {
+  return (doc.servers?.[0]?.url ?? '').replace(/\/$/, '');
+}
+
+/** Every operation of the served document whose effective security is not empty. */
+function protectedRoutes(doc: OpenApiDoc, petId: number): ProtectedRoute[] {
+  const prefix = serverPrefix(doc);
+  const routes: ProtectedRoute[] = [];
+  for (const [path, item] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(item)) {
+      if (!HTTP_METHODS.has(method)) continue;
+      const security = op.security ?? doc.security ?? [];
+      if (security.length === 0) continue;
+      const operationId = op.operationId ?? `${method} ${path}`;
+      const url = prefix + path.replace(/\{[^}]+\}/g, String(petId));
+      const route: ProtectedRoute = {
+        label: `${method.toUpperCase()} ${prefix}${path}`,
+        operationId,
+        method: method.toUpperCase() as ProtectedRoute['method'],
+        template: prefix + path,
+        url,
+      };
+      if (op.requestBody) {
+        assert.ok(
+          operationId in SAMPLE_BODIES,
+          `add a valid sample body for ${operationId} to SAMPLE_BODIES`,
+        );
+        route.body = SAMPLE_BODIES[operationId];
+      }
+      routes.push(route);
+    }
+  }
+  return routes;
+}
+
+/** Parses `printRoutes({ commonPrefix: false })` into full paths and their methods. */
+function routerTable(printed: string): { path: string; methods: string[] }[] {
+  const out: { path: string; methods: string[] }[] = [];
+  const stack: string[] = [];
+  for (const line of printed.split('\n')) {
+    const match = /^([│ ]*)[├└]── (.*?)(?: \(([A-Z, ]+)\))?$/.exec(line);
+    if (!match) continue;
+    const depth = match[1]!.length / 4;
+    stack.length = depth;
+    const path = (stack[depth - 1] ?? '') + match[2]!;
+    stack[depth] = path;
+    if (match[3]) out.push({ path, methods: match[3].split(',').map((m) => m.trim()) });
+  }
+  return out;
+}
+
+function assertRateLimitHeaders(res: LightMyRequestResponse, label: string): void {
+  for (const name of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']) {
+    assert.match(String(res.headers[name]), /^\d+$/, `${label}: ${name}`);
+  }
+}
+
+function assert401(res: LightMyRequestResponse, code: string, label: string): void {
+  assert.equal(res.statusCode, 401, `${label}: ${res.body}`);
+  assert.match(String(res.headers['content-type']), /^application\/json\b/, label);
+  assert.match(String(res.headers['www-authenticate']), /^Bearer\b/, `${label}: WWW-Authenticate`);
+  const body = res.json();
+  assert.equal(body.code, code, label);
+  assert.equal(body.status, 401, label);
+  assert.equal(typeof body.message, 'string', label);
+  assert.ok(body.message.length > 0, label);
+  assert.deepEqual(
+    Object.keys(body).filter((k) => !['code', 'message', 'status', 'details'].includes(k)),
+    [],
+    `${label}: only Error fields`,
+  );
+  assertRateLimitHeaders(res, label);
+  assert.ok(res.headers['x-request-id'], `${label}: X-Request-Id`);
+}
+
+for (const backend of await backends()) {
+  // Built before the suite is declared, so that each protected route of the served document gets its own tests.
+  // A high unauthenticated quota: this suite sends many keyless requests from one address.
+  const ctx: TestContext = await createTestContext(backend, {
+    config: { unauthenticatedPerMinute: 100_000 },
+  });
+  const { key } = await ctx.createKey();
+  const created = await ctx.app.inject({
+    method: 'POST',
+    url: '/v1/pets',
+    headers: bearer(key),
+    payload: { name: 'Guarded', categoryId: 1 },
+  });
+  assert.equal(created.statusCode, 201, created.body);
+  const petId: number = created.json().id;
+  const doc: OpenApiDoc = (await ctx.app.inject({ url: '/v1/openapi.json' })).json();
+
+  describe(`security [${backend.name}]`, () => {
+    after(() => ctx.close());
+
+    const routes = protectedRoutes(doc, petId);
+
+    test('the derived route list covers every protected route the spec names', () => {
+      const labels = routes.map((r) => r.label.replace(/\{[^}]+\}/g, '{petId}'));
+      for (const known of KNOWN_PROTECTED)
+        assert.ok(labels.includes(known), `${known} is in ${labels.join(', ')}`);
+    });
+
+    test('no /v1 route escapes: each is documented and protected, a 405 catch-all, or explicitly public', async () => {
+      const table = routerTable(ctx.app.printRoutes({ commonPrefix: false }));
+      assert.ok(table.length > 0, 'router table parsed');
+      const documented = new Set(routes.map((r) => `${r.method} ${r.template}`));
+      const seen = new Set<string>();
+      for (const { path, methods } of table) {
+        if (!path.startsWith('/v1')) continue;
+        const template = path.replace(/:(\w+)/g, '{$1}').replace(/\*$/, 'anything');
+        const url = template.replace(/\{[^}]+\}/g, String(petId));
+        for (const method of methods) {
+          if (method === 'HEAD' || method === 'OPTIONS') continue;
+          const label = `${method} ${path}`;
+          const res = await ctx.app.inject({ method: method as 'GET', url });
+          if (PUBLIC_V1.some((re) => re.test(path))) {
+            // Public: never a 401 (a wildcard static route may well answer 404 for a made-up file name).
+            assert.ok(
+              res.statusCode !== 401 && res.statusCode < 500,
+              `${label} is public: ${res.statusCode}`,
+            );
+            continue;
+          }
+          if (res.statusCode === 405) {
+            assert.equal(res.json().code, 'method_not_allowed', label);
+            assert.ok(res.headers.allow, `${label}: Allow`);
+            continue;
+          }
+          assert401(res, 'missing_api_key', `${label} without a key`);
+          assert.ok(
+            documented.has(`${method} ${template}`),
+            `${label} is protected but not in the security suite's list`,
+          );
+          seen.add(`${method} ${template}`);
+        }
+      }
+      assert.deepEqual(
+        [...documented].filter((d) => !seen.has(d)),
+        [],
+        'every documented operation is routed',
+      );
+    });
+
+    for (const route of routes) {
+      describe(route.label, () => {
+        const send = (headers: Record<string, string>) =>
+          ctx.app.inject({
+            method: route.method,
+            url: route.url,
+            headers,
+            ...(route.body === undefined ? {} : { payload: route.body as object }),
+          });
+
+        test('missing Authorization → 401 missing_api_key', async () => {
+          assert401(await send({}), 'missing_api_key', route.label);
+          assert401(await send({ authorization: '' }), 'missing_api_key', `${route.label} (empty header)`);
+        });
+
+        test('malformed Authorization → 401 malformed_api_key', async () => {
+          const valid = generateApiKey();
+          const last = valid.at(-1)!;
+          const badChecksum = valid.slice(0, -1) + (last === 'A' ? 'B' : 'A');
+          const cases: Record<string, string> = {
+            'Basic scheme': `Basic ${Buffer.from(`user:${key}`).toString('base64')}`,
+            'Basic with the key': `Basic ${key}`,
+            'Bearer without token': 'Bearer',
+            'Bearer and spaces': 'Bearer   ',
+            'garbage token': 'Bearer not-a-real-key',
+            'key without scheme': key,
+            'two tokens': `Bearer ${key} ${key}`,
+            'bad checksum': `Bearer ${badChecksum}`,
+            'wrong prefix': `Bearer xyz_${valid.slice(4)}`,
+            'truncated key': `Bearer ${valid.slice(0, -2)}`,
+          };
+          for (const [name, authorization] of Object.entries(cases)) {
+            assert401(await send({ authorization }), 'malformed_api_key', `${route.label}: ${name}`);
+          }
+        });
+
+        test('well-formed unknown key → 401 invalid_api_key', async () => {
+          assert401(await send(bearer(generateApiKey())), 'invalid_api_key', route.label);
+        });
+
+        test('revoked key → 401 revoked_api_key', async () => {
+          const { key: revoked, id } = await ctx.createKey();
+          assert.ok(await ctx.storage.revokeKey(id, ctx.clock.now));
+          assert401(await send(bearer(revoked)), 'revoked_api_key', route.label);
+        });
+
+        test('expired key → 401 expired_api_key; a key not yet expired works', async () => {
+          const { key: expired } = await ctx.createKey({ expiresAt: ctx.clock.now - 1 });
+          assert401(await send(bearer(expired)), 'expired_api_key', route.label);
+          const { key: expiresAtNow } = await ctx.createKey({ expiresAt: ctx.clock.now });
+          assert401(await send(bearer(expiresAtNow)), 'expired_api_key', `${route.label} (expiry instant)`);
+          const { key: later } = await ctx.createKey({ expiresAt: ctx.clock.now + 60_000 });
+          const res = await send(bearer(later));
+          assert.ok(
+            res.statusCode >= 200 && res.statusCode < 300,
+            `${route.label}: ${res.statusCode} ${res.body}`,
+          );
+        });
+
+        test('the scheme is case-insensitive and the valid key works', async () => {
+          for (const scheme of ['Bearer', 'bearer', 'BEARER', 'bEaReR']) {
+            const res = await send({ authorization: `${scheme} ${key}` });
+            assert.ok(
+              res.statusCode >= 200 && res.statusCode < 300,
+              `${route.label} with ${scheme}: ${res.statusCode} ${res.body}`,
+            );
+            assert.equal(res.headers['www-authenticate'], undefined);
+            assertRateLimitHeaders(res, route.label);
+          }
+        });
+      });
+    }
+
+    describe('public routes need no key', () => {
+      test('/v1/openapi.json is the OpenAPI document', async () => {
+        const res = await ctx.app.inject({ url: '/v1/openapi.json' });
+        assert.equal(res.statusCode, 200);
+        assert.match(String(res.headers['content-type']), /^application\/json\b/);
+        assert.match(res.json().openapi, /^3\.1\./);
+      });
+
+      test('/v1/docs is an HTML page whose scripts and styles are served locally, with no CDN', async () => {
+        let res = await ctx.app.inject({ url: '/v1/docs' });
+        if (res.statusCode >= 300 && res.statusCode < 400) {
+          res = await ctx.app.inject({
+            url: new URL(String(res.headers.location), 'http://x/v1/docs').pathname,
+          });
+        }
+        assert.equal(res.statusCode, 200);
+        assert.match(String(res.headers['content-type']), /^text\/html\b/);
+        const html = res.body;
+        assert.doesNotMatch(
+          html,
+          /(?:src|href)\s*=\s*["']?(?:https?:)?\/\//i,
+          'no absolute or protocol-relative asset URL',
+        );
+        assert.doesNotMatch(html, /unpkg|jsdelivr|cdnjs|googleapis|cloudflare/i);
+
+        const assets = [...html.matchAll(/(?:src|href)\s*=\s*["']([^"']+)["']/gi)].map((m) => m[1]!);
+        const scripts = assets.filter((a) => /\.js(\?|$)/.test(a));
+        const styles = assets.filter((a) => /\.css(\?|$)/.test(a));
+        assert.ok(scripts.length > 0, 'the page loads scripts');
+        assert.ok(styles.length > 0, 'the page loads styles');
+        for (const asset of assets) {
+          const path = new URL(asset, 'http://local.test/v1/docs/').pathname;
+          const got = await ctx.app.inject({ url: path });
+          assert.equal(got.statusCode, 200, `${asset} is served locally`);
+          if (scripts.includes(asset)) assert.match(String(got.headers['content-type']), /javascript/, asset);
+          if (styles.includes(asset)) {
+            assert.match(String(got.headers['content-type']), /^text\/css\b/, asset);
+            assert.doesNotMatch(
+              got.body,
+              /@import\s+(?:url\()?["']?(?:https?:)?\/\//i,
+              `${asset} imports nothing remote`,
+            );
+            assert.doesNotMatch(
+              got.body,
+              /url\(\s*["']?(?:https?:)?\/\//i,
+              `${asset} loads no remote fonts or images`,
+            );
+          }
+        }
+        // The page's own start-up script: it must point at local documents and not call an online validator.
+        for (const script of scripts.filter((s) => /initializer/.test(s))) {
+          const body = (await ctx.app.inject({ url: new URL(script, 'http://local.test/v1/docs/').pathname }))
+            .body;
+          assert.doesNotMatch(
+            body,
+            /["'`](?:https?:)?\/\/[^"'`]*["'`]/,
+            `${script} references no remote URL`,
+          );
+          assert.match(body, /validatorUrl:\s*null/, `${script} disables the online validator`);
+        }
+      });
+
+      test('/healthz and /readyz answer without a key', async () => {
+        const health = await ctx.app.inject({ url: '/healthz' });
+        assert.equal(health.statusCode, 200);
+        assert.equal(health.json().status, 'ok');
+        const ready = await ctx.app.inject({ url: '/readyz' });
+        assert.equal(ready.statusCode, 200);
+        assert.equal(ready.json().status, 'ready');
+        for (const res of [health, ready]) assert.ok(res.headers['x-request-id']);
+      });
+
+      test('/metrics is Prometheus text', async () => {
+        const res = await ctx.app.inject({ url: '/metrics' });
+        assert.equal(res.statusCode, 200);
+        assert.match(String(res.headers['content-type']), /^text\/plain\b.*version=0\.0\.4/);
+        assert.match(res.body, /^# HELP \w+ /m);
+        assert.match(res.body, /^# TYPE \w+ (counter|gauge|histogram|summary)$/m);
+        assert.match(res.body, /^http_request_duration_seconds_bucket\{/m, 'request metrics are recorded');
+      });
+
+      test('public routes ignore a bad key instead of rejecting it', async () => {
+        for (const url of ['/v1/openapi.json', '/healthz', '/readyz', '/metrics']) {
+          const res = await ctx.app.inject({ url, headers: { authorization: 'Bearer garbage' } });
+          assert.equal(res.statusCode, 200, url);
+        }
+      });
+    });
+  });
+}
