@@ -108,7 +108,6 @@ export const PetIdParams = Type.Object({
   petId: Type.Integer({
     format: 'int64',
     minimum: 1,
-    maximum: 9223372036854775807,
     description: 'The pet id, a positive integer. Malformed: 400; well-formed but unknown: 404.',
   }),
 });
