@@ -9,7 +9,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import { ApiError, errorBody } from './errors.js';
-import { registerAccess } from './plugins/access.js';
+import { addressCounter, registerAccess } from './plugins/access.js';
 import { registerErrorHandling, sendError, toApiError } from './plugins/errors.js';
 import { createRegistry, registerObservability, requestId } from './plugins/observability.js';
 import { registerOpenApi } from './plugins/openapi.js';
@@ -59,6 +59,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { config, storage, counterStore } = options;
   const clock = options.clock ?? systemClock;
 
+  const limiter = new RateLimiter(counterStore, config);
+  const countByAddress = addressCounter(limiter, config.unauthenticatedPerMinute, clock);
+
   const app = Fastify({
     loggerInstance: options.logger,
     bodyLimit: BODY_LIMIT,
@@ -72,9 +75,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     return503OnClosing: false,
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
     frameworkErrors: (error, request, reply) => {
-      // Raised before the onRequest hooks (e.g. a malformed percent-encoding), so set the request id here.
+      // Raised before the onRequest hooks (e.g. a malformed percent-encoding), so the request id and the
+      // caller's address quota are applied here.
       reply.header('x-request-id', request.id);
-      sendError(reply, toApiError(error) ?? new ApiError('bad_request'));
+      const fallback = toApiError(error) ?? new ApiError('bad_request');
+      countByAddress(request, reply).then(
+        (allowed) => sendError(reply, allowed ? fallback : new ApiError('rate_limited')),
+        () => sendError(reply, fallback),
+      );
     },
     clientErrorHandler: (_error, socket) => {
       // Requests Node's HTTP parser cannot read never reach Fastify; still answer in the Error shape.
@@ -98,12 +106,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const registry = createRegistry();
   registerObservability(app, registry);
   registerErrorHandling(app);
-  registerAccess(app, {
-    storage,
-    limiter: new RateLimiter(counterStore, config),
-    clock,
-    unauthenticatedPerMinute: config.unauthenticatedPerMinute,
-  });
+  registerAccess(app, { storage, limiter, clock, countByAddress });
 
   // Remember which methods each /v1 path answers, to answer the others with 405 and an Allow header.
   const methodsByPath = new Map<string, Set<string>>();

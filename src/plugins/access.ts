@@ -1,12 +1,13 @@
 /**
- * Authentication and rate limiting for everything under /v1 (but the public OpenAPI document and docs),
- * in one onRequest hook so that every /v1 response, errors included, carries the rate-limit headers.
+ * Authentication and rate limiting for everything under /v1, in one onRequest hook so that every /v1
+ * response, errors included, carries the rate-limit headers.
  *
  * Order: identify the caller by key; count the request against the account (valid key) or the client
  * address (no valid key, so key guessing is slow); reject over-limit requests; only then reject bad keys.
- * Unknown routes and wrong methods are counted too but answer 404/405 whatever the key.
+ * The public documents (OpenAPI, docs), unknown routes and wrong methods are counted too but answer
+ * whatever the key.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
 import { ApiError, type ErrorCode } from '../errors.js';
 import { hashApiKey, isWellFormedApiKey } from '../keys.js';
@@ -19,18 +20,30 @@ declare module 'fastify' {
     principal: KeyPrincipal | null;
   }
   interface FastifyContextConfig {
-    /** Served without authentication or rate limiting. */
+    /** A public document: counted, but served without a key. */
     public?: boolean;
-    /** Counted, but answers whatever the key (404 and 405 handlers). */
+    /** Counted, but answers whatever the key (405 handlers). */
     anyCaller?: boolean;
   }
+}
+
+/** Counts a request against its client address bucket, sets the headers; resolves false when over limit. */
+export type AddressCounter = (request: FastifyRequest, reply: FastifyReply) => Promise<boolean>;
+
+export function addressCounter(limiter: RateLimiter, perMinute: number, clock: Clock): AddressCounter {
+  return async (request, reply) => {
+    const now = clock();
+    const decision = await limiter.check(`ip:${request.ip}`, { perMinute }, now);
+    reply.headers(rateLimitHeaders(decision, now));
+    return decision.allowed;
+  };
 }
 
 export interface AccessOptions {
   storage: Storage;
   limiter: RateLimiter;
   clock: Clock;
-  unauthenticatedPerMinute: number;
+  countByAddress: AddressCounter;
 }
 
 const BEARER = /^bearer[ \t]+(\S+)[ \t]*$/i;
@@ -49,37 +62,52 @@ async function identify(header: string | undefined, storage: Storage, now: numbe
   return { principal };
 }
 
-function isPublic(request: FastifyRequest): boolean {
-  const route = request.routeOptions.url;
-  if (request.routeOptions.config.public || route?.startsWith('/v1/docs')) return true;
-  const url = request.url;
-  return !(url.startsWith('/v1/') || url === '/v1' || url.startsWith('/v1?'));
+function isUnderV1(url: string): boolean {
+  return url.startsWith('/v1/') || url === '/v1' || url.startsWith('/v1?');
+}
+
+/** Routes that answer whatever the key: public documents, unknown routes, wrong methods. */
+function isOpenToAnyCaller(request: FastifyRequest): boolean {
+  const config = request.routeOptions.config;
+  return (
+    request.is404 ||
+    config.public === true ||
+    config.anyCaller === true ||
+    request.routeOptions.url?.startsWith('/v1/docs') === true
+  );
 }
 
 export function registerAccess(app: FastifyInstance, options: AccessOptions): void {
-  const { storage, limiter, clock, unauthenticatedPerMinute } = options;
+  const { storage, limiter, clock, countByAddress } = options;
   app.decorateRequest('principal', null);
 
   app.addHook('onRequest', async (request, reply) => {
-    if (isPublic(request)) return;
+    if (!isUnderV1(request.url)) return;
     const now = clock();
-    const identity = await identify(request.headers.authorization, storage, now);
-    const decision =
-      'principal' in identity
-        ? await limiter.check(
-            `a:${identity.principal.account.id}`,
-            { perMinute: identity.principal.account.perMinute, perDay: identity.principal.account.perDay },
-            now,
-            identity.principal.account.banLiftedAt,
-          )
-        : await limiter.check(`ip:${request.ip}`, { perMinute: unauthenticatedPerMinute }, now);
-    reply.headers(rateLimitHeaders(decision, now));
-    if (!decision.allowed) throw new ApiError(decision.reason ?? 'rate_limited');
+    let identity: Identification;
+    try {
+      identity = await identify(request.headers.authorization, storage, now);
+    } catch (error) {
+      // The key could not be checked (database down): count the caller by address so even this 503
+      // carries rate-limit headers, then let the error handler answer.
+      await countByAddress(request, reply);
+      throw error;
+    }
     if ('principal' in identity) {
+      const { account } = identity.principal;
+      const decision = await limiter.check(
+        `a:${account.id}`,
+        { perMinute: account.perMinute, perDay: account.perDay },
+        now,
+        account.banLiftedAt,
+      );
+      reply.headers(rateLimitHeaders(decision, now));
+      if (!decision.allowed) throw new ApiError(decision.reason ?? 'rate_limited');
       request.principal = identity.principal;
       return;
     }
-    if (request.is404 || request.routeOptions.config.anyCaller) return;
+    if (!(await countByAddress(request, reply))) throw new ApiError('rate_limited');
+    if (isOpenToAnyCaller(request)) return;
     const error = identity.failure === 'missing_api_key' ? '' : `, error="invalid_token"`;
     throw new ApiError(identity.failure, undefined, undefined, {
       'www-authenticate': `Bearer realm="pet-adoption"${error}`,

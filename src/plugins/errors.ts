@@ -91,6 +91,13 @@ export function toApiError(error: FastifyError | Error): ApiError | undefined {
   }
   const mapped = fe.code ? FRAMEWORK_CODES[fe.code] : undefined;
   if (mapped) return new ApiError(mapped);
+  if (error instanceof SyntaxError && /forbidden (prototype|constructor) property/.test(error.message)) {
+    // Valid JSON, but a key that could pollute prototypes: an unknown field like any other.
+    const field = error.message.includes('constructor') ? 'constructor' : '__proto__';
+    return new ApiError('validation_failed', `Invalid request: ${field} unknown field.`, [
+      { field, message: 'unknown field' },
+    ]);
+  }
   if (error instanceof SyntaxError || fe.code === 'FST_ERR_CTP_INVALID_JSON') return new ApiError('invalid_json');
   const status = fe.statusCode;
   if (status !== undefined && status >= 400 && status < 500) return new ApiError(BY_STATUS[status] ?? 'bad_request');

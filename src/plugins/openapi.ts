@@ -47,6 +47,9 @@ const DEPRECATION_HEADERS: Record<string, Json> = {
   Link: { description: '`</v1/pets>; rel="successor-version"`.', schema: { type: 'string' } },
 };
 
+// Always present, so required: clients may rely on them.
+for (const definition of Object.values(COMMON_HEADERS)) definition.required = true;
+
 function ref(name: string): Json {
   return { $ref: `#/components/headers/${name}` };
 }
@@ -63,7 +66,7 @@ function decorate(document: Json): Json {
   components.headers = { ...COMMON_HEADERS, ...DEPRECATION_HEADERS };
   components.schemas = { NewPet, Pet, Error: ErrorSchema, Category };
   document.security = [{ bearerAuth: [] }];
-  const extra = errorResponses(429, 503);
+  const extra = errorResponses(429, 500, 503);
   for (const pathItem of Object.values((document.paths ?? {}) as Record<string, Record<string, Operation>>)) {
     for (const operation of Object.values(pathItem)) {
       if (!operation.responses) continue;

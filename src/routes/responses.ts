@@ -9,6 +9,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   413: 'Body larger than 16 KiB.',
   415: 'Body is not application/json.',
   422: 'Idempotency-Key reused with a different body.',
+  500: 'A fault of ours (`internal_error`); nothing internal is revealed.',
   429: 'Rate limit exceeded (`rate_limited`) or temporarily banned (`temporarily_banned`). Carries `Retry-After`.',
   503: 'A backing store is unavailable. Carries `Retry-After`.',
 };
