@@ -1,8 +1,255 @@
-// Placeholder until the Redis counter store lands.
 import type { FastifyBaseLogger } from 'fastify';
-import type { CounterStore } from './store.js';
-export const RedisCounterStore = class {
-  constructor(_url: string, _options: { prefix: string; timeoutMs: number; logger?: FastifyBaseLogger }) {
-    throw new Error('Redis counter store is not implemented yet');
+import { Redis } from 'ioredis';
+import { MemoryCounterStore } from './memory.js';
+import type { ConsumeRequest, ConsumeResult, CounterStore } from './store.js';
+
+/**
+ * The whole `consume` contract of store.ts in one script, so Redis runs it atomically: with N concurrent
+ * requests from any number of instances against a remaining quota R, exactly R are allowed.
+ *
+ * Hand-written rather than rate-limiter-flexible's RateLimiterRedis because the contract checks two windows
+ * together and must not count rejected requests; the library's `consume` increments before it decides, and
+ * one limiter per window could not undo the first window's increment when the second one rejects.
+ *
+ * KEYS: window counters 1..n, then the rejected counter, then the ban.
+ * ARGV: n, limits 1..n, ttls 1..n, banThreshold (-1: never), banMs, now, banLiftedAt (-1: none), bannedUntil.
+ * Reply: { allowed (1|0), bannedUntil ('' when not banned), count 1..n }.
+ *
+ * Times are the caller's, passed in ARGV: `since`/`until` are compared with the caller's `now`, never with
+ * Redis' clock, so tests can move time; the PEXPIREs are real time and only collect garbage. `until` is
+ * computed by the caller and stored as received because Lua 5.1 would print large numbers in exponent form.
+ */
+const CONSUME_LUA = `
+local n = tonumber(ARGV[1])
+local rejectedKey = KEYS[n + 1]
+local banKey = KEYS[n + 2]
+local base = 2 * n + 1
+local threshold = tonumber(ARGV[base + 1])
+local banMs = ARGV[base + 2]
+local now = tonumber(ARGV[base + 3])
+local liftedAt = tonumber(ARGV[base + 4])
+local bannedUntil = ARGV[base + 5]
+
+local counts = {}
+for i = 1, n do
+  counts[i] = tonumber(redis.call('GET', KEYS[i]) or '0')
+end
+
+local ban = redis.call('HMGET', banKey, 'since', 'until')
+if ban[1] then
+  local lifted = liftedAt >= 0 and liftedAt >= tonumber(ban[1])
+  if lifted or tonumber(ban[2]) <= now then
+    redis.call('DEL', banKey)
+    if lifted then redis.call('DEL', rejectedKey) end
+  else
+    return { 0, ban[2], unpack(counts) }
+  end
+end
+
+local allowed = true
+for i = 1, n do
+  if counts[i] >= tonumber(ARGV[1 + i]) then allowed = false end
+end
+
+if allowed then
+  for i = 1, n do
+    counts[i] = redis.call('INCR', KEYS[i])
+    if counts[i] == 1 then redis.call('PEXPIRE', KEYS[i], ARGV[1 + n + i]) end
+  end
+  return { 1, '', unpack(counts) }
+end
+
+local rejected = redis.call('INCR', rejectedKey)
+if rejected == 1 then redis.call('PEXPIRE', rejectedKey, 60000) end
+if threshold >= 0 and rejected > threshold then
+  redis.call('HSET', banKey, 'since', ARGV[base + 3], 'until', bannedUntil)
+  redis.call('PEXPIRE', banKey, banMs)
+  return { 0, bannedUntil, unpack(counts) }
+end
+return { 0, '', unpack(counts) }
+`;
+
+type ScriptedRedis = Redis & {
+  rateLimitConsume(numberOfKeys: number, ...args: string[]): Promise<unknown>;
+};
+
+export interface RedisCounterStoreOptions {
+  /** Prepended to every key; must not contain `{` or `}`, which would break the per-subject hash tag. */
+  prefix: string;
+  /** How long a request waits for Redis before it is answered from in-process counters. */
+  timeoutMs: number;
+  logger?: FastifyBaseLogger;
+  /** How often, while degraded on a connection that looks open (a hung or read-only Redis), to try a write. */
+  probeEveryMs?: number;
+}
+
+/**
+ * Counters in Redis, shared by every instance of the service. Redis trouble never reaches the client:
+ * when Redis errors, is unreachable or does not answer within `timeoutMs`, the request is answered from
+ * in-process counters instead (a per-instance approximation until Redis returns), the outage is logged
+ * once, and `healthy()` is false so /readyz reports `memory-fallback`.
+ *
+ * While degraded no request waits for Redis. It counts as back when ioredis reconnects ('ready') or, for a
+ * connection that stayed open while Redis stopped answering, when a periodic write probe succeeds.
+ * Counts taken in memory during an outage are not copied to Redis.
+ */
+export class RedisCounterStore implements CounterStore {
+  readonly kind = 'redis' as const;
+  readonly prefix: string;
+  private readonly client: ScriptedRedis;
+  private readonly fallback = new MemoryCounterStore();
+  private readonly timeoutMs: number;
+  private readonly probeEveryMs: number;
+  private readonly logger: FastifyBaseLogger | undefined;
+  /** `connecting` until the first connection: requests then wait up to `timeoutMs` rather than fall back. */
+  private state: 'connecting' | 'up' | 'down' = 'connecting';
+  private closing = false;
+  private probe: NodeJS.Timeout | undefined;
+  private probing = false;
+  private readonly readyWaiters = new Set<(up: boolean) => void>();
+
+  constructor(url: string, options: RedisCounterStoreOptions) {
+    this.prefix = options.prefix;
+    this.timeoutMs = options.timeoutMs;
+    this.probeEveryMs = options.probeEveryMs ?? 500;
+    this.logger = options.logger;
+    this.client = new Redis(url, {
+      // Fail at once instead of queueing while disconnected: a queued command would only time out later.
+      enableOfflineQueue: false,
+      commandTimeout: options.timeoutMs,
+      maxRetriesPerRequest: 0,
+      connectTimeout: Math.max(1000, options.timeoutMs * 20),
+      // Never give up: the service keeps running on memory counters and returns to Redis when it can.
+      retryStrategy: (attempt) => Math.min(attempt * 100, 1000),
+    }) as ScriptedRedis;
+    // defineCommand sends EVALSHA and falls back to EVAL when Redis does not know the script (after a restart).
+    this.client.defineCommand('rateLimitConsume', { lua: CONSUME_LUA });
+    this.client.on('ready', () => this.markUp());
+    // Without a listener ioredis would print every reconnection failure; the outage is logged once instead.
+    this.client.on('error', (error: Error) => this.markDown(error));
+    this.client.on('close', () => this.markDown(new Error('connection to Redis closed')));
   }
-} as unknown as new (url: string, options: { prefix: string; timeoutMs: number; logger?: FastifyBaseLogger }) => CounterStore;
+
+  async consume(request: ConsumeRequest): Promise<ConsumeResult> {
+    if (this.state === 'connecting') await this.ready(this.timeoutMs);
+    if (this.state !== 'up') return this.fallback.consumeNow(request);
+    try {
+      return await this.consumeInRedis(request);
+    } catch (error) {
+      this.markDown(error instanceof Error ? error : new Error(String(error)));
+      return this.fallback.consumeNow(request);
+    }
+  }
+
+  private async consumeInRedis(request: ConsumeRequest): Promise<ConsumeResult> {
+    const { windows } = request;
+    // The `{subject}` hash tag puts all of a subject's keys in one cluster slot, as a multi-key script needs.
+    const base = `${this.prefix}{${request.subject}}|`;
+    const keys = [...windows.map((w) => base + w.id), base + request.rejectedId, `${base}ban`];
+    const args = [
+      String(windows.length),
+      ...windows.map((w) => String(w.limit)),
+      ...windows.map((w) => String(Math.max(1, Math.ceil(w.ttlMs)))),
+      // Lua has no Infinity literal to receive; -1 means "never ban".
+      Number.isFinite(request.banThreshold) ? String(request.banThreshold) : '-1',
+      String(Math.max(1, Math.ceil(request.banMs))),
+      String(request.now),
+      request.banLiftedAt === null ? '-1' : String(request.banLiftedAt),
+      String(request.now + request.banMs),
+    ];
+    const reply = await this.client.rateLimitConsume(keys.length, ...keys, ...args);
+    return parseReply(reply, windows.length);
+  }
+
+  healthy(): boolean {
+    return this.state === 'up';
+  }
+
+  /** Resolves true once connected to Redis, false if that takes longer than `withinMs` or fails. */
+  ready(withinMs: number): Promise<boolean> {
+    if (this.state === 'up') return Promise.resolve(true);
+    if (this.closing) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const done = (up: boolean) => {
+        clearTimeout(timer);
+        this.readyWaiters.delete(done);
+        resolve(up);
+      };
+      const timer = setTimeout(() => done(false), withinMs);
+      this.readyWaiters.add(done);
+    });
+  }
+
+  private markUp(): void {
+    if (this.closing) return;
+    if (this.state === 'down')
+      this.logger?.info('Redis is reachable again; rate limits are counted in Redis');
+    this.state = 'up';
+    this.stopProbe();
+    for (const waiter of [...this.readyWaiters]) waiter(true);
+  }
+
+  private markDown(error: Error): void {
+    if (this.closing || this.state === 'down') return;
+    this.state = 'down';
+    this.logger?.warn(
+      { err: error },
+      'Redis unavailable; rate limits fall back to in-process counters until it returns',
+    );
+    for (const waiter of [...this.readyWaiters]) waiter(false);
+    this.startProbe();
+  }
+
+  private startProbe(): void {
+    if (this.probe) return;
+    this.probe = setInterval(() => void this.runProbe(), this.probeEveryMs);
+    this.probe.unref();
+  }
+
+  private stopProbe(): void {
+    clearInterval(this.probe);
+    this.probe = undefined;
+  }
+
+  /**
+   * A dropped connection comes back through ioredis' 'ready' event; this covers a connection that stays
+   * open while Redis stops answering or refuses writes. A write, because a read-only replica still answers PING.
+   */
+  private async runProbe(): Promise<void> {
+    if (this.probing || this.client.status !== 'ready') return;
+    this.probing = true;
+    try {
+      await this.client.set(`${this.prefix}probe`, '1', 'PX', 10_000);
+      this.markUp();
+    } catch {
+      // Still down; the outage was logged when it began.
+    } finally {
+      this.probing = false;
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    this.stopProbe();
+    for (const waiter of [...this.readyWaiters]) waiter(false);
+    await this.fallback.close();
+    if (this.client.status === 'ready') {
+      // quit() is bounded by commandTimeout; a hung Redis must not hold up shutdown.
+      await this.client.quit().catch(() => this.client.disconnect());
+    } else {
+      this.client.disconnect();
+    }
+  }
+}
+
+function parseReply(reply: unknown, windowCount: number): ConsumeResult {
+  if (!Array.isArray(reply) || reply.length !== windowCount + 2) {
+    throw new Error(`unexpected reply from the rate-limit script: ${JSON.stringify(reply)}`);
+  }
+  const [allowed, bannedUntil, ...counts] = reply as unknown[];
+  return {
+    allowed: allowed === 1,
+    counts: counts.map(Number),
+    bannedUntil: bannedUntil === '' || bannedUntil === null ? null : Number(bannedUntil),
+  };
+}
