@@ -93,13 +93,22 @@ export function externalServicesAvailable(): Promise<boolean> {
   return externalChecked;
 }
 
-/** Filled in by the PostgreSQL/Redis work; until then only sqlite+memory runs. */
-export const externalBackends: Backend[] = [];
+/** The scale-out configuration: each context gets its own PostgreSQL schema and Redis key prefix. */
+export const postgresRedis: Backend = {
+  name: 'postgres+redis',
+  async createStorage() {
+    const { createTestPostgresStorage } = await import('./support/postgres.js');
+    return createTestPostgresStorage();
+  },
+  async createCounterStore() {
+    const { createTestRedisStore } = await import('./support/redis.js');
+    return createTestRedisStore();
+  },
+};
 
 /** Every backend the behavioural suites must pass on, in this environment. */
 export async function backends(): Promise<Backend[]> {
-  if (externalBackends.length === 0) return [sqliteMemory];
-  return (await externalServicesAvailable()) ? [sqliteMemory, ...externalBackends] : [sqliteMemory];
+  return (await externalServicesAvailable()) ? [sqliteMemory, postgresRedis] : [sqliteMemory];
 }
 
 /** A clock tests move by hand. Starts mid-minute on a fixed day, well before getPet's sunset. */
