@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { generateApiKey, generateKeyId, hashApiKey, keyHint } from './keys.js';
 import { createStorage } from './storage/index.js';
-import { PLANS, type Plan, type Storage } from './storage/storage.js';
+import { PLANS, StorageUnavailableError, type Plan, type Storage } from './storage/storage.js';
 
 const USAGE = `Usage: pet-adoption <command>
 
@@ -150,6 +150,21 @@ async function seed(config: Config, args: string[]): Promise<void> {
   });
 }
 
+/** StorageUnavailableError's own message says only "storage unavailable"; the cause says why. */
+function describeError(error: unknown): string {
+  if (error instanceof StorageUnavailableError) return `database unavailable: ${causeText(error.cause)}`;
+  return error instanceof Error ? error.message : String(error);
+}
+
+function causeText(cause: unknown): string {
+  // Node's happy-eyeballs connect reports every address it tried in an AggregateError with no message.
+  if (cause instanceof AggregateError && cause.errors.length > 0) {
+    return cause.errors.map(causeText).join('; ');
+  }
+  if (cause instanceof Error) return cause.message || cause.name;
+  return String(cause);
+}
+
 export async function main(argv: string[]): Promise<number> {
   const [command, sub, ...rest] = argv;
   try {
@@ -193,7 +208,7 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`pet-adoption: ${(error as Error).message}\n\n${USAGE}\n`);
       return 2;
     }
-    process.stderr.write(`pet-adoption: ${(error as Error).message}\n`);
+    process.stderr.write(`pet-adoption: ${describeError(error)}\n`);
     return 1;
   }
 }

@@ -33,11 +33,21 @@ export async function serve(config: Config): Promise<void> {
   }, 3600_000);
   purge.unref();
 
+  // Node's server.close() closes the connections idle at that moment; one whose request was in flight would
+  // then stay open as keep-alive and hold the shutdown until close-with-grace's delay (exit 1). While stopping,
+  // answers say `Connection: close`, and connections that still turn idle are closed as they do.
+  let stopping = false;
+  app.addHook('onSend', async (_request, reply) => {
+    if (stopping) reply.header('connection', 'close');
+  });
+
   closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
     if (err) logger.error({ err }, 'shutting down after an error');
     else logger.info({ signal }, 'shutting down');
+    stopping = true;
     clearInterval(purge);
-    await app.close();
+    const reap = setInterval(() => app.server.closeIdleConnections(), 100);
+    await app.close().finally(() => clearInterval(reap));
     await counterStore.close();
     await storage.close();
     logger.flush();
