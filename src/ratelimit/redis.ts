@@ -93,6 +93,32 @@ export interface RedisCounterStoreOptions {
  * connection that stayed open while Redis stopped answering, when a periodic write probe succeeds.
  * Counts taken in memory during an outage are not copied to Redis.
  */
+/**
+ * Settles like `promise`, or rejects once `ms` have passed without an answer. The deadline is judged only
+ * after the event loop's poll phase has run (setImmediate after the timer): a reply Redis already sent but
+ * our busy process had not yet read counts as an answer, so a burst of requests on this instance is not
+ * mistaken for a slow Redis (which would switch it to in-process counting and break exact shared quotas).
+ */
+function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    let settled = false;
+    const settle = (fn: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      fn();
+    };
+    const timer = setTimeout(
+      () => setImmediate(() => settle(() => reject(new Error(`Redis did not answer within ${ms} ms`)))),
+      ms,
+    );
+    promise.then(
+      (value) => settle(() => resolve(value)),
+      (error: unknown) => settle(() => reject(error instanceof Error ? error : new Error(String(error)))),
+    );
+  });
+}
+
 export class RedisCounterStore implements CounterStore {
   readonly kind = 'redis' as const;
   readonly prefix: string;
@@ -116,7 +142,8 @@ export class RedisCounterStore implements CounterStore {
     this.client = new Redis(url, {
       // Fail at once instead of queueing while disconnected: a queued command would only time out later.
       enableOfflineQueue: false,
-      commandTimeout: options.timeoutMs,
+      // No ioredis commandTimeout: its timer fires before the socket is read when our own event loop is busy,
+      // mistaking a burst of requests for a slow Redis. `withDeadline` below bounds each command instead.
       maxRetriesPerRequest: 0,
       connectTimeout: Math.max(1000, options.timeoutMs * 20),
       // Never give up: the service keeps running on memory counters and returns to Redis when it can.
@@ -157,7 +184,7 @@ export class RedisCounterStore implements CounterStore {
       request.banLiftedAt === null ? '-1' : String(request.banLiftedAt),
       String(request.now + request.banMs),
     ];
-    const reply = await this.client.rateLimitConsume(keys.length, ...keys, ...args);
+    const reply = await withDeadline(this.client.rateLimitConsume(keys.length, ...keys, ...args), this.timeoutMs);
     return parseReply(reply, windows.length);
   }
 
@@ -219,7 +246,7 @@ export class RedisCounterStore implements CounterStore {
     if (this.probing || this.client.status !== 'ready') return;
     this.probing = true;
     try {
-      await this.client.set(`${this.prefix}probe`, '1', 'PX', 10_000);
+      await withDeadline(this.client.set(`${this.prefix}probe`, '1', 'PX', 10_000), this.timeoutMs);
       this.markUp();
     } catch {
       // Still down; the outage was logged when it began.
@@ -234,8 +261,8 @@ export class RedisCounterStore implements CounterStore {
     for (const waiter of [...this.readyWaiters]) waiter(false);
     await this.fallback.close();
     if (this.client.status === 'ready') {
-      // quit() is bounded by commandTimeout; a hung Redis must not hold up shutdown.
-      await this.client.quit().catch(() => this.client.disconnect());
+      // Bounded: a hung Redis must not hold up shutdown.
+      await withDeadline(this.client.quit(), Math.max(this.timeoutMs, 1000)).catch(() => this.client.disconnect());
     } else {
       this.client.disconnect();
     }

@@ -8,10 +8,7 @@ export interface TestRedisStoreOptions {
   /** Share another store's prefix to act as a second instance of the service on the same counters. */
   prefix?: string;
   url?: string;
-  /**
-   * Generous by default: under hundreds of parallel test requests the event loop can stall past the
-   * production 50 ms, and a fallback to memory would make exactness tests flaky. Fallback tests pass 50.
-   */
+  /** The production default (50 ms) unless given. */
   timeoutMs?: number;
   logger?: FastifyBaseLogger;
 }
@@ -21,7 +18,7 @@ export async function createTestRedisStore(options: TestRedisStoreOptions = {}):
   const prefix = options.prefix ?? `${uniqueName('rl')}:`;
   const store = new RedisCounterStore(url, {
     prefix,
-    timeoutMs: options.timeoutMs ?? 1000,
+    timeoutMs: options.timeoutMs ?? 50,
     logger: options.logger,
   });
   if (!(await store.ready(5000))) {
