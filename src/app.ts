@@ -4,7 +4,12 @@
  */
 import { Ajv } from 'ajv';
 import addFormatsPlugin from 'ajv-formats';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type HTTPMethods } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type HTTPMethods,
+} from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
@@ -49,7 +54,10 @@ function makeAjv(coerce: boolean): Ajv {
   // ajv-formats is CommonJS; its default export is the plugin function itself at run time.
   (addFormatsPlugin as unknown as (ajv: Ajv) => Ajv)(ajv);
   // int64 range; beyond 2^53 doubles are inexact, which only matters for ids the service never issues.
-  ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isInteger(n) && Math.abs(n) <= 2 ** 63 });
+  ajv.addFormat('int64', {
+    type: 'number',
+    validate: (n: number) => Number.isInteger(n) && Math.abs(n) <= 2 ** 63,
+  });
   return ajv;
 }
 

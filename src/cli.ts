@@ -59,7 +59,8 @@ async function keysCreate(config: Config, args: string[]): Promise<void> {
   if (!account) throw new UsageError('keys create needs --account NAME');
   if (account.length > 100) throw new UsageError('--account must be at most 100 characters');
   const plan = values.plan as Plan | undefined;
-  if (plan !== undefined && !PLANS.includes(plan)) throw new UsageError(`--plan must be one of ${PLANS.join(', ')}`);
+  if (plan !== undefined && !PLANS.includes(plan))
+    throw new UsageError(`--plan must be one of ${PLANS.join(', ')}`);
   const perMinute = positiveInt(values['per-minute'], '--per-minute');
   const perDay = positiveInt(values['per-day'], '--per-day');
   let expiresAt: number | null = null;
@@ -88,7 +89,9 @@ async function keysCreate(config: Config, args: string[]): Promise<void> {
       expiresAt: expiresAt === null ? null : new Date(expiresAt).toISOString(),
     };
     if (values.json) return void print(JSON.stringify(info));
-    print(`Created key ${id} for account "${saved.name}" (plan ${saved.plan}: ${saved.perMinute}/minute, ${saved.perDay}/day).`);
+    print(
+      `Created key ${id} for account "${saved.name}" (plan ${saved.plan}: ${saved.perMinute}/minute, ${saved.perDay}/day).`,
+    );
     if (info.expiresAt) print(`It expires at ${info.expiresAt}.`);
     print('The key is shown only this once; store it now:');
     print(key);
@@ -114,7 +117,11 @@ async function keysList(config: Config, args: string[]): Promise<void> {
     if (values.json) return void print(JSON.stringify(rows));
     if (rows.length === 0) return void print('No keys.');
     for (const r of rows) {
-      const state = r.revokedAt ? `revoked ${r.revokedAt}` : r.expiresAt ? `expires ${r.expiresAt}` : 'active';
+      const state = r.revokedAt
+        ? `revoked ${r.revokedAt}`
+        : r.expiresAt
+          ? `expires ${r.expiresAt}`
+          : 'active';
       print(`${r.id}  ${r.account}  ${r.hint}  created ${r.createdAt}  ${state}`);
     }
   });
@@ -184,7 +191,10 @@ export async function main(argv: string[]): Promise<number> {
         print('Migrations applied.');
         return 0;
       case 'seed':
-        await seed(config, [sub, ...rest].filter((a): a is string => a !== undefined));
+        await seed(
+          config,
+          [sub, ...rest].filter((a): a is string => a !== undefined),
+        );
         return 0;
       case 'keys':
         if (sub === 'create') await keysCreate(config, rest);

@@ -57,7 +57,8 @@ function oneOf<T extends string>(env: Env, name: string, fallback: T, allowed: r
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = raw.trim().toLowerCase() as T;
-  if (!allowed.includes(value)) throw new ConfigError(name, `expected one of ${allowed.join(', ')}, got "${raw}"`);
+  if (!allowed.includes(value))
+    throw new ConfigError(name, `expected one of ${allowed.join(', ')}, got "${raw}"`);
   return value;
 }
 

@@ -31,10 +31,14 @@ export const errorCatalogue = {
     status: 422,
     message: 'This Idempotency-Key was already used with a different request body.',
   },
-  rate_limited: { status: 429, message: 'Rate limit exceeded. Retry after the time in the Retry-After header.' },
+  rate_limited: {
+    status: 429,
+    message: 'Rate limit exceeded. Retry after the time in the Retry-After header.',
+  },
   temporarily_banned: {
     status: 429,
-    message: 'This account is temporarily banned for ignoring rate limits. Retry after the time in Retry-After.',
+    message:
+      'This account is temporarily banned for ignoring rate limits. Retry after the time in Retry-After.',
   },
   internal_error: { status: 500, message: 'An internal error occurred.' },
   service_unavailable: {

@@ -34,19 +34,33 @@ export const NewPet = Type.Object(
       format: 'int64',
       minimum: 1,
       maximum: MAX_ID,
-      description: 'Identifier of an existing category (see GET /v1/categories). Unknown ids are rejected with 400.',
+      description:
+        'Identifier of an existing category (see GET /v1/categories). Unknown ids are rejected with 400.',
     }),
-    status: Type.Optional({ ...PetStatusSchema, description: 'Availability status. Defaults to `available`.' }),
+    status: Type.Optional({
+      ...PetStatusSchema,
+      description: 'Availability status. Defaults to `available`.',
+    }),
   },
-  { additionalProperties: false, description: 'An animal to add. Unknown fields, `id` included, are rejected.' },
+  {
+    additionalProperties: false,
+    description: 'An animal to add. Unknown fields, `id` included, are rejected.',
+  },
 );
 export type NewPet = Static<typeof NewPet>;
 
 export const Pet = Type.Object(
   {
-    id: Type.Integer({ format: 'int64', minimum: 1, description: 'Unique identifier assigned by the service.' }),
+    id: Type.Integer({
+      format: 'int64',
+      minimum: 1,
+      description: 'Unique identifier assigned by the service.',
+    }),
     name: Type.String({ description: "The animal's name." }),
-    categoryId: Type.Integer({ format: 'int64', description: 'Identifier of the category the animal belongs to.' }),
+    categoryId: Type.Integer({
+      format: 'int64',
+      description: 'Identifier of the category the animal belongs to.',
+    }),
     status: PetStatusSchema,
   },
   { additionalProperties: false },
@@ -72,7 +86,9 @@ export const ErrorDetail = Type.Object({
 
 export const ErrorSchema = Type.Object(
   {
-    code: Type.String({ description: 'Machine-readable error code from the documented catalogue (snake_case).' }),
+    code: Type.String({
+      description: 'Machine-readable error code from the documented catalogue (snake_case).',
+    }),
     message: Type.String({ description: 'Human-readable description.' }),
     status: Type.Integer({ description: 'The HTTP status code of the response.' }),
     details: Type.Optional(Type.Array(ErrorDetail, { description: 'Present on some 400 responses.' })),
@@ -90,7 +106,10 @@ export const ListPetsQuery = Type.Object(
         description: 'Page size, 1..100. Values outside the range are rejected with 400, never clamped.',
       }),
     ),
-    status: Type.Optional({ ...PetStatusSchema, description: 'Only pets with this status. Omitted: no filter.' }),
+    status: Type.Optional({
+      ...PetStatusSchema,
+      description: 'Only pets with this status. Omitted: no filter.',
+    }),
     cursor: Type.Optional(
       Type.String({
         minLength: 1,
@@ -130,5 +149,7 @@ export const Health = Type.Object({ status: Type.String() });
 export const Readiness = Type.Object({
   status: Type.String({ description: '`ready` or `unavailable`.' }),
   storage: Type.String({ description: '`ok` or `unavailable`.' }),
-  rateLimitStore: Type.String({ description: '`memory`, `redis`, or `memory-fallback` while Redis is unreachable.' }),
+  rateLimitStore: Type.String({
+    description: '`memory`, `redis`, or `memory-fallback` while Redis is unreachable.',
+  }),
 });

@@ -136,7 +136,9 @@ export interface TestContext {
   counterStore: CounterStore;
   clock: TestClock;
   /** Creates an account (if new) and a fresh key for it; returns the secret. */
-  createKey(account?: Partial<AccountInput> & { expiresAt?: number | null }): Promise<{ key: string; id: string }>;
+  createKey(
+    account?: Partial<AccountInput> & { expiresAt?: number | null },
+  ): Promise<{ key: string; id: string }>;
   close(): Promise<void>;
 }
 

@@ -16,7 +16,12 @@ for (const backend of await backends()) {
     after(() => ctx.close());
 
     const create = (payload: unknown, headers: Record<string, string> = {}) =>
-      ctx.app.inject({ method: 'POST', url: '/v1/pets', headers: { ...auth(), ...headers }, payload: payload as object });
+      ctx.app.inject({
+        method: 'POST',
+        url: '/v1/pets',
+        headers: { ...auth(), ...headers },
+        payload: payload as object,
+      });
 
     test('createPet answers 201 with the pet, its id and a Location header; status defaults to available', async () => {
       const res = await create({ name: 'Rex', categoryId: 1 });
@@ -117,8 +122,11 @@ for (const backend of await backends()) {
         const seen: number[] = [];
         let url: string | undefined = '/v1/pets?status=pending&limit=3';
         while (url) {
-          const page: { statusCode: number; headers: Record<string, unknown>; json(): { id: number; status: string }[] } =
-            await local.app.inject({ url, headers: bearer(k) });
+          const page: {
+            statusCode: number;
+            headers: Record<string, unknown>;
+            json(): { id: number; status: string }[];
+          } = await local.app.inject({ url, headers: bearer(k) });
           assert.equal(page.statusCode, 200);
           for (const p of page.json()) {
             assert.equal(p.status, 'pending');
@@ -136,7 +144,16 @@ for (const backend of await backends()) {
     });
 
     test('listPets rejects bad limit, status, cursor and unknown parameters with 400', async () => {
-      for (const query of ['limit=0', 'limit=101', 'limit=abc', 'limit=2.5', 'limit=-1', 'status=adopted', 'cursor=nope', 'offset=5']) {
+      for (const query of [
+        'limit=0',
+        'limit=101',
+        'limit=abc',
+        'limit=2.5',
+        'limit=-1',
+        'status=adopted',
+        'cursor=nope',
+        'offset=5',
+      ]) {
         const res = await ctx.app.inject({ url: `/v1/pets?${query}`, headers: auth() });
         assert.equal(res.statusCode, 400, query);
         assert.equal(res.json().code, 'validation_failed', query);

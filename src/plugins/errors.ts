@@ -14,7 +14,12 @@ interface AjvError {
   params: Record<string, unknown>;
 }
 
-const PART_LABEL: Record<string, string> = { querystring: 'query', params: 'path', headers: 'header', body: 'body' };
+const PART_LABEL: Record<string, string> = {
+  querystring: 'query',
+  params: 'path',
+  headers: 'header',
+  body: 'body',
+};
 
 function fieldOf(error: AjvError, context: string): string {
   const path = error.instancePath.replace(/^\//, '').replaceAll('/', '.');
@@ -98,9 +103,11 @@ export function toApiError(error: FastifyError | Error): ApiError | undefined {
       { field, message: 'unknown field' },
     ]);
   }
-  if (error instanceof SyntaxError || fe.code === 'FST_ERR_CTP_INVALID_JSON') return new ApiError('invalid_json');
+  if (error instanceof SyntaxError || fe.code === 'FST_ERR_CTP_INVALID_JSON')
+    return new ApiError('invalid_json');
   const status = fe.statusCode;
-  if (status !== undefined && status >= 400 && status < 500) return new ApiError(BY_STATUS[status] ?? 'bad_request');
+  if (status !== undefined && status >= 400 && status < 500)
+    return new ApiError(BY_STATUS[status] ?? 'bad_request');
   return undefined;
 }
 

@@ -40,7 +40,12 @@ export function registerObservability(app: FastifyInstance, registry: Registry):
       reply.elapsedTime / 1000,
     );
     request.log.info(
-      { method: request.method, url: request.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
+      {
+        method: request.method,
+        url: request.url,
+        statusCode: reply.statusCode,
+        ms: Math.round(reply.elapsedTime * 10) / 10,
+      },
       'request',
     );
     done();

@@ -42,7 +42,10 @@ const COMMON_HEADERS: Record<string, Json> = {
 };
 
 const DEPRECATION_HEADERS: Record<string, Json> = {
-  Deprecation: { description: 'RFC 9745: when the operation was deprecated (`@<epoch seconds>`).', schema: { type: 'string' } },
+  Deprecation: {
+    description: 'RFC 9745: when the operation was deprecated (`@<epoch seconds>`).',
+    schema: { type: 'string' },
+  },
   Sunset: { description: 'RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`.', schema: { type: 'string' } },
   Link: { description: '`</v1/pets>; rel="successor-version"`.', schema: { type: 'string' } },
 };
@@ -76,14 +79,22 @@ function decorate(document: Json): Json {
           content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
         };
       }
-      operation.responses['429']!.headers = { 'Retry-After': { description: 'Whole seconds to wait.', schema: { type: 'integer' } } };
-      operation.responses['503']!.headers = { 'Retry-After': { description: 'Whole seconds to wait.', schema: { type: 'integer' } } };
+      operation.responses['429']!.headers = {
+        'Retry-After': { description: 'Whole seconds to wait.', schema: { type: 'integer' } },
+      };
+      operation.responses['503']!.headers = {
+        'Retry-After': { description: 'Whole seconds to wait.', schema: { type: 'integer' } },
+      };
       for (const response of Object.values(operation.responses)) {
         const headers = ((response.headers as Json | undefined) ??= {});
         for (const name of Object.keys(COMMON_HEADERS)) headers[name] = ref(name);
-        if (operation.deprecated) for (const name of Object.keys(DEPRECATION_HEADERS)) headers[name] = ref(name);
+        if (operation.deprecated)
+          for (const name of Object.keys(DEPRECATION_HEADERS)) headers[name] = ref(name);
         if (response === operation.responses['401']) {
-          headers['WWW-Authenticate'] = { description: '`Bearer realm="pet-adoption"`…', schema: { type: 'string' } };
+          headers['WWW-Authenticate'] = {
+            description: '`Bearer realm="pet-adoption"`…',
+            schema: { type: 'string' },
+          };
         }
       }
     }
@@ -104,7 +115,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         version: '1.0.0',
         description:
           'List, add and look up animals up for adoption.\n\n' +
-          'Decisions on the specification\'s gaps: `status` defaults to `available`; `name` is 1-100 characters, ' +
+          "Decisions on the specification's gaps: `status` defaults to `available`; `name` is 1-100 characters, " +
           'not blank, without control characters; `categoryId` must name an existing category (`GET /categories`); ' +
           'unknown body fields and query parameters are rejected with 400; lists are ordered by id ascending and ' +
           'paged with an opaque `cursor` (`Link: rel="next"`); `limit` outside 1..100 is rejected, never clamped. ' +

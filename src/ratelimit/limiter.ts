@@ -44,13 +44,19 @@ export class RateLimiter {
     private readonly options: LimiterOptions,
   ) {}
 
-  async check(subject: string, quota: Quota, now: number, banLiftedAt: number | null = null): Promise<Decision> {
+  async check(
+    subject: string,
+    quota: Quota,
+    now: number,
+    banLiftedAt: number | null = null,
+  ): Promise<Decision> {
     const minuteStart = now - (now % MINUTE_MS);
     const dayStart = now - (now % DAY_MS);
     const specs: { name: 'minute' | 'day'; limit: number; start: number; length: number }[] = [
       { name: 'minute', limit: quota.perMinute, start: minuteStart, length: MINUTE_MS },
     ];
-    if (quota.perDay !== undefined) specs.push({ name: 'day', limit: quota.perDay, start: dayStart, length: DAY_MS });
+    if (quota.perDay !== undefined)
+      specs.push({ name: 'day', limit: quota.perDay, start: dayStart, length: DAY_MS });
 
     const result = await this.store.consume({
       subject,
@@ -119,7 +125,9 @@ export function rateLimitHeaders(decision: Decision, now: number): Record<string
     'x-ratelimit-limit': String(h.limit),
     'x-ratelimit-remaining': String(h.remaining),
     'x-ratelimit-reset': String(Math.ceil(h.resetAt / 1000)),
-    'ratelimit-policy': decision.windows.map((w) => `"${w.name}";q=${w.limit};w=${w.windowSeconds}`).join(', '),
+    'ratelimit-policy': decision.windows
+      .map((w) => `"${w.name}";q=${w.limit};w=${w.windowSeconds}`)
+      .join(', '),
     ratelimit: decision.windows
       .map((w) => `"${w.name}";r=${w.remaining};t=${Math.max(0, Math.ceil((w.resetAt - now) / 1000))}`)
       .join(', '),

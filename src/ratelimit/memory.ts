@@ -56,7 +56,11 @@ export class MemoryCounterStore implements CounterStore {
         this.bans.delete(subject);
         if (lifted) this.counters.delete(`${subject}|${request.rejectedId}`);
       } else {
-        return { allowed: false, counts: windows.map((w) => this.read(`${subject}|${w.id}`, realNow)), bannedUntil: ban.until };
+        return {
+          allowed: false,
+          counts: windows.map((w) => this.read(`${subject}|${w.id}`, realNow)),
+          bannedUntil: ban.until,
+        };
       }
     }
     const counts = windows.map((w) => this.read(`${subject}|${w.id}`, realNow));

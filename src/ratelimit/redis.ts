@@ -184,7 +184,10 @@ export class RedisCounterStore implements CounterStore {
       request.banLiftedAt === null ? '-1' : String(request.banLiftedAt),
       String(request.now + request.banMs),
     ];
-    const reply = await withDeadline(this.client.rateLimitConsume(keys.length, ...keys, ...args), this.timeoutMs);
+    const reply = await withDeadline(
+      this.client.rateLimitConsume(keys.length, ...keys, ...args),
+      this.timeoutMs,
+    );
     return parseReply(reply, windows.length);
   }
 
@@ -262,7 +265,9 @@ export class RedisCounterStore implements CounterStore {
     await this.fallback.close();
     if (this.client.status === 'ready') {
       // Bounded: a hung Redis must not hold up shutdown.
-      await withDeadline(this.client.quit(), Math.max(this.timeoutMs, 1000)).catch(() => this.client.disconnect());
+      await withDeadline(this.client.quit(), Math.max(this.timeoutMs, 1000)).catch(() =>
+        this.client.disconnect(),
+      );
     } else {
       this.client.disconnect();
     }

@@ -19,20 +19,24 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthRoutesOptions> = asyn
 
   app.get('/healthz', { schema: { ...hidden, response: { 200: Health } } }, () => ({ status: 'ok' }));
 
-  app.get('/readyz', { schema: { ...hidden, response: { 200: Readiness, 503: Readiness } } }, async (_req, reply) => {
-    const storageOk = await storage.ping().then(
-      () => true,
-      () => false,
-    );
-    const rateLimitStore =
-      counterStore.kind === 'memory' ? 'memory' : counterStore.healthy() ? 'redis' : 'memory-fallback';
-    // A Redis outage degrades but does not stop the service (counters fall back to memory), so it stays ready.
-    return reply.code(storageOk ? 200 : 503).send({
-      status: storageOk ? 'ready' : 'unavailable',
-      storage: storageOk ? 'ok' : 'unavailable',
-      rateLimitStore,
-    });
-  });
+  app.get(
+    '/readyz',
+    { schema: { ...hidden, response: { 200: Readiness, 503: Readiness } } },
+    async (_req, reply) => {
+      const storageOk = await storage.ping().then(
+        () => true,
+        () => false,
+      );
+      const rateLimitStore =
+        counterStore.kind === 'memory' ? 'memory' : counterStore.healthy() ? 'redis' : 'memory-fallback';
+      // A Redis outage degrades but does not stop the service (counters fall back to memory), so it stays ready.
+      return reply.code(storageOk ? 200 : 503).send({
+        status: storageOk ? 'ready' : 'unavailable',
+        storage: storageOk ? 'ok' : 'unavailable',
+        rateLimitStore,
+      });
+    },
+  );
 
   app.get('/metrics', { schema: hidden }, async (_req, reply) =>
     reply.type(registry.contentType).send(await registry.metrics()),

@@ -2,15 +2,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Clock } from '../clock.js';
 import { ApiError } from '../errors.js';
-import {
-  IdempotencyHeaders,
-  ListPetsQuery,
-  MAX_ID,
-  NewPet,
-  Pet,
-  PetIdParams,
-  Pets,
-} from '../schemas.js';
+import { IdempotencyHeaders, ListPetsQuery, MAX_ID, NewPet, Pet, PetIdParams, Pets } from '../schemas.js';
 import type { Storage } from '../storage/storage.js';
 import { errorResponses, header } from './responses.js';
 
@@ -108,7 +100,9 @@ export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (app
             ...Pet,
             headers: {
               Location: header('Path of the created pet: `/v1/pets/{id}`.'),
-              'Idempotent-Replayed': header('`true` when this response replays an earlier one (same Idempotency-Key).'),
+              'Idempotent-Replayed': header(
+                '`true` when this response replays an earlier one (same Idempotency-Key).',
+              ),
             },
           },
           ...errorResponses(400, 401, 409, 413, 415, 422),

@@ -15,7 +15,9 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
 };
 
 /** An Error-shaped response for each status, with its description, for route schemas. */
-export function errorResponses(...statuses: number[]): Record<number, typeof ErrorSchema & { description: string }> {
+export function errorResponses(
+  ...statuses: number[]
+): Record<number, typeof ErrorSchema & { description: string }> {
   const out: Record<number, typeof ErrorSchema & { description: string }> = {};
   for (const status of statuses) {
     out[status] = { ...ErrorSchema, description: ERROR_DESCRIPTIONS[status] ?? 'Error.' };

@@ -7,7 +7,9 @@ export async function createStorage(
   config: Pick<Config, 'databaseUrl' | 'sqliteSynchronous' | 'pgPoolSize' | 'dbTimeoutMs'>,
 ): Promise<Storage> {
   if (config.databaseUrl.startsWith('sqlite:')) {
-    return new SqliteStorage(config.databaseUrl.slice('sqlite:'.length), { synchronous: config.sqliteSynchronous });
+    return new SqliteStorage(config.databaseUrl.slice('sqlite:'.length), {
+      synchronous: config.sqliteSynchronous,
+    });
   }
   const { PostgresStorage } = await import('./postgres.js');
   const storage = new PostgresStorage(config.databaseUrl, {

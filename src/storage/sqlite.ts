@@ -104,7 +104,10 @@ export class SqliteStorage implements Storage {
   readonly kind = 'sqlite' as const;
   private readonly db: Database.Database;
   private readonly stmt;
-  private readonly createPetTransaction: (pet: NewPetRecord, idem: IdempotencyInput | undefined) => CreatePetResult;
+  private readonly createPetTransaction: (
+    pet: NewPetRecord,
+    idem: IdempotencyInput | undefined,
+  ) => CreatePetResult;
   private fresh = false;
 
   constructor(path: string, options: { synchronous: 'normal' | 'full' } = { synchronous: 'normal' }) {
@@ -141,7 +144,9 @@ export class SqliteStorage implements Storage {
          body = excluded.body, created_at = excluded.created_at`,
       ),
       purgeIdem: db.prepare<[number]>('DELETE FROM idempotency_keys WHERE created_at < ?'),
-      findAccount: db.prepare<[string], AccountRow>(`SELECT ${ACCOUNT_COLUMNS} FROM accounts a WHERE a.name = ?`),
+      findAccount: db.prepare<[string], AccountRow>(
+        `SELECT ${ACCOUNT_COLUMNS} FROM accounts a WHERE a.name = ?`,
+      ),
       insertAccount: db.prepare<[string, string, number, number, number], AccountRow>(
         `INSERT INTO accounts (name, plan, per_minute, per_day, created_at) VALUES (?, ?, ?, ?, ?)
          RETURNING id, name, plan, per_minute AS perMinute, per_day AS perDay, ban_lifted_at AS banLiftedAt`,
@@ -162,7 +167,10 @@ export class SqliteStorage implements Storage {
       revokeKey: db.prepare<[number, string]>(
         'UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?',
       ),
-      findKey: db.prepare<[string], AccountRow & { keyId: string; expiresAt: number | null; revokedAt: number | null }>(
+      findKey: db.prepare<
+        [string],
+        AccountRow & { keyId: string; expiresAt: number | null; revokedAt: number | null }
+      >(
         `SELECT k.id AS keyId, k.expires_at AS expiresAt, k.revoked_at AS revokedAt, ${ACCOUNT_COLUMNS}
          FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.hash = ?`,
       ),
@@ -179,12 +187,16 @@ export class SqliteStorage implements Storage {
       this.db.exec(
         'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)',
       );
-      const row = this.db.prepare('SELECT max(version) AS v FROM schema_migrations').get() as { v: number | null };
+      const row = this.db.prepare('SELECT max(version) AS v FROM schema_migrations').get() as {
+        v: number | null;
+      };
       const current = row.v ?? 0;
       if (current === 0) this.fresh = true;
       for (let version = current + 1; version <= MIGRATIONS.length; version++) {
         this.db.exec(MIGRATIONS[version - 1]!);
-        this.db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(version, Date.now());
+        this.db
+          .prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)')
+          .run(version, Date.now());
       }
       const insertCategory = this.db.prepare('INSERT OR IGNORE INTO categories (id, name) VALUES (?, ?)');
       if (current === 0) for (const c of DEFAULT_CATEGORIES) insertCategory.run(c.id, c.name);
@@ -222,7 +234,14 @@ export class SqliteStorage implements Storage {
     if (!this.stmt.categoryExists.get(pet.categoryId)) return { kind: 'unknown_category' };
     const created = this.stmt.insertPet.get(pet.name, pet.categoryId, pet.status, idem?.now ?? Date.now())!;
     if (idem) {
-      this.stmt.upsertIdem.run(idem.accountId, idem.key, idem.fingerprint, 201, JSON.stringify(created), idem.now);
+      this.stmt.upsertIdem.run(
+        idem.accountId,
+        idem.key,
+        idem.fingerprint,
+        201,
+        JSON.stringify(created),
+        idem.now,
+      );
     }
     return { kind: 'created', pet: created };
   }
@@ -236,7 +255,9 @@ export class SqliteStorage implements Storage {
   seedPets(count: number, now: number): Promise<number> {
     return wrap(() => {
       const start = (this.db.prepare('SELECT count(*) AS n FROM pets').get() as { n: number }).n;
-      const insert = this.db.prepare('INSERT INTO pets (name, category_id, status, created_at) VALUES (?, ?, ?, ?)');
+      const insert = this.db.prepare(
+        'INSERT INTO pets (name, category_id, status, created_at) VALUES (?, ?, ?, ?)',
+      );
       const batch = this.db.transaction((from: number, to: number) => {
         for (let i = from; i < to; i++) {
           const p = demoPet(start + i);
@@ -254,18 +275,21 @@ export class SqliteStorage implements Storage {
 
   upsertAccount(input: AccountInput, now: number): Promise<Account> {
     return wrap(() =>
-      this.db.transaction(() => {
-        const existing = this.stmt.findAccount.get(input.name);
-        const plan = input.plan ?? existing?.plan ?? 'free';
-        const quota = quotaFor(
-          plan,
-          input.perMinute ?? (existing?.plan === 'enterprise' ? existing.perMinute : undefined),
-          input.perDay ?? (existing?.plan === 'enterprise' ? existing.perDay : undefined),
-        );
-        if (!existing) return this.stmt.insertAccount.get(input.name, plan, quota.perMinute, quota.perDay, now)!;
-        this.stmt.updateAccount.run(plan, quota.perMinute, quota.perDay, existing.id);
-        return { ...existing, plan, ...quota };
-      }).immediate(),
+      this.db
+        .transaction(() => {
+          const existing = this.stmt.findAccount.get(input.name);
+          const plan = input.plan ?? existing?.plan ?? 'free';
+          const quota = quotaFor(
+            plan,
+            input.perMinute ?? (existing?.plan === 'enterprise' ? existing.perMinute : undefined),
+            input.perDay ?? (existing?.plan === 'enterprise' ? existing.perDay : undefined),
+          );
+          if (!existing)
+            return this.stmt.insertAccount.get(input.name, plan, quota.perMinute, quota.perDay, now)!;
+          this.stmt.updateAccount.run(plan, quota.perMinute, quota.perDay, existing.id);
+          return { ...existing, plan, ...quota };
+        })
+        .immediate(),
     );
   }
 

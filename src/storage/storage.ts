@@ -109,7 +109,11 @@ export interface Storage {
   upsertAccount(input: AccountInput, now: number): Promise<Account>;
   findAccount(name: string): Promise<Account | undefined>;
   countAccounts(): Promise<number>;
-  createKey(accountId: number, key: { id: string; hash: string; hint: string; expiresAt: number | null }, now: number): Promise<void>;
+  createKey(
+    accountId: number,
+    key: { id: string; hash: string; hint: string; expiresAt: number | null },
+    now: number,
+  ): Promise<void>;
   listKeys(accountName?: string): Promise<ApiKeyInfo[]>;
   /** Returns false when no such key exists. */
   revokeKey(keyId: string, now: number): Promise<boolean>;
@@ -141,9 +145,16 @@ export const DEFAULT_CATEGORIES: Category[] = [
   { id: 7, name: 'fish' },
 ];
 
-export function quotaFor(plan: Plan, perMinute?: number, perDay?: number): { perMinute: number; perDay: number } {
+export function quotaFor(
+  plan: Plan,
+  perMinute?: number,
+  perDay?: number,
+): { perMinute: number; perDay: number } {
   if (plan === 'enterprise') {
-    return { perMinute: perMinute ?? PLAN_QUOTAS.business.perMinute, perDay: perDay ?? PLAN_QUOTAS.business.perDay };
+    return {
+      perMinute: perMinute ?? PLAN_QUOTAS.business.perMinute,
+      perDay: perDay ?? PLAN_QUOTAS.business.perDay,
+    };
   }
   return PLAN_QUOTAS[plan];
 }
