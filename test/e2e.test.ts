@@ -4,23 +4,17 @@
  * `npm test` builds first; run `npm run build` before running this file alone.
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Pet } from '../src/schemas.js';
 import { backends, PG_URL, REDIS_URL, uniqueName, type Backend } from './helpers.js';
+import { cli, CLI, killAll, ROOT, serve, waitForExit, type Server } from './support/processes.js';
 
 type ErrorBody = { code: string; message: string; status: number };
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const CLI = join(ROOT, 'dist', 'cli.js');
 const KEY_LINE = /^pas_[0-9A-Za-z]{38}$/;
-/** Generous bounds: only there so that a hang fails the test instead of stalling the run. */
-const START_TIMEOUT_MS = 20_000;
-const EXIT_TIMEOUT_MS = 15_000;
 
 interface Environment {
   env: Record<string, string>;
@@ -54,101 +48,14 @@ async function environmentFor(backend: Backend): Promise<Environment> {
   throw new Error(`e2e: no server environment for backend ${backend.name} (PG_URL ${PG_URL}); add one here`);
 }
 
-interface Result {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
-const children = new Set<ChildProcess>();
-
-function baseEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'warn', ...extra };
-  // Whatever the developer's shell exports must not leak into the service under test.
-  for (const name of ['PORT', 'HOST', 'DATABASE_URL', 'REDIS_URL', 'REDIS_PREFIX', 'TRUST_PROXY']) {
-    if (!(name in extra)) delete env[name];
-  }
-  return env;
-}
-
-function waitForExit(
-  child: ChildProcess,
-  timeoutMs = EXIT_TIMEOUT_MS,
-): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-  if (child.exitCode !== null || child.signalCode !== null) {
-    return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
-  }
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`process ${child.pid} did not exit within ${timeoutMs} ms`)),
-      timeoutMs,
-    );
-    child.once('exit', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal });
-    });
-  });
-}
-
-/** Runs a CLI command to completion. */
-async function cli(args: string[], env: Record<string, string>): Promise<Result> {
-  const child = spawn(process.execPath, [CLI, ...args], {
-    env: baseEnv(env),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.add(child);
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
-  try {
-    const { code, signal } = await waitForExit(child, 30_000);
-    await closed;
-    return { code, signal, stdout, stderr };
-  } finally {
-    children.delete(child);
-  }
-}
-
-interface Server {
-  child: ChildProcess;
-  /** `http://host:port/v1` as the server announced it. */
-  base: string;
-  stderr(): string;
-}
-
-/** Starts `pet-adoption serve` on a free port (PORT=0) and waits for its "listening on" line. */
-async function serve(env: Record<string, string>): Promise<Server> {
-  const child = spawn(process.execPath, [CLI, 'serve'], {
-    env: baseEnv({ PORT: '0', HOST: '127.0.0.1', ...env }),
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  children.add(child);
-  child.once('exit', () => children.delete(child));
-  let stderr = '';
-  const base = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`server did not announce itself: ${stderr}`)),
-      START_TIMEOUT_MS,
-    );
-    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
-      stderr += chunk;
-      const match = /listening on (http:\/\/\S+\/v1)\b/.exec(stderr);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[1]!);
-      }
-    });
-    child.once('exit', (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited (${code ?? signal}) before listening: ${stderr}`));
-    });
-  });
-  // Let any lines printed right after the announcement (the fresh-database hint) arrive.
+/**
+ * Starts a server and lets any lines printed right after its announcement (the fresh-database hint)
+ * arrive before the test looks at its stderr.
+ */
+async function startServer(env: Record<string, string>): Promise<Server> {
+  const server = await serve('server', env);
   await new Promise((resolve) => setTimeout(resolve, 200));
-  return { child, base, stderr: () => stderr };
+  return server;
 }
 
 async function api(
@@ -191,10 +98,7 @@ for (const backend of await backends()) {
     });
 
     after(async () => {
-      for (const child of children) {
-        child.kill('SIGKILL');
-        await waitForExit(child).catch(() => undefined);
-      }
+      await killAll();
       await environment?.cleanup();
     });
 
@@ -205,7 +109,7 @@ for (const backend of await backends()) {
     });
 
     test('serve on a fresh database announces its address and prints the first-key hint once', async () => {
-      server = await serve(env);
+      server = await startServer(env);
       assert.match(server.base, /^http:\/\/127\.0\.0\.1:\d+\/v1$/);
       const stderr = server.stderr();
       assert.equal(stderr.match(/listening on/g)?.length, 1);
@@ -344,7 +248,7 @@ for (const backend of await backends()) {
       const exit = await waitForExit(server.child);
       assert.deepEqual(exit, { code: 0, signal: null });
 
-      server = await serve(env);
+      server = await startServer(env);
       assert.doesNotMatch(server.stderr(), FRESH_HINT, 'no first-key hint on an existing database');
       const fetched = await api(server.base, `/pets/${pet.id}`, key);
       assert.equal(fetched.status, 200);
@@ -362,7 +266,7 @@ for (const backend of await backends()) {
       const exit = await waitForExit(server.child);
       assert.equal(exit.signal, 'SIGKILL');
 
-      server = await serve(env);
+      server = await startServer(env);
       assert.doesNotMatch(server.stderr(), FRESH_HINT);
       const fetched = await api(server.base, `/pets/${pet.id}`, key);
       assert.equal(fetched.status, 200);

@@ -15,6 +15,7 @@ import { StorageUnavailableError, type Storage } from '../src/storage/storage.js
 import {
   backends,
   bearer,
+  countPets,
   createTestContext,
   defaultTestConfig,
   TestClock,
@@ -67,17 +68,6 @@ function assertV1Error(
 ): void {
   assertErrorShape(res, status, code, label);
   assertRateLimitHeaders(res, label);
-}
-
-async function countPets(storage: Storage): Promise<number> {
-  let count = 0;
-  let afterId: number | undefined;
-  for (;;) {
-    const page = await storage.listPets({ limit: 1000, afterId });
-    count += page.length;
-    if (page.length < 1000) return count;
-    afterId = page.at(-1)!.id;
-  }
 }
 
 for (const backend of await backends()) {

@@ -12,8 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { PET_STATUSES } from '../src/schemas.js';
-import type { Storage } from '../src/storage/storage.js';
-import { backends, bearer, createTestContext, type TestContext } from './helpers.js';
+import { backends, bearer, countPets, createTestContext, type TestContext } from './helpers.js';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20_260_615);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 300);
@@ -57,17 +56,6 @@ function isPet(value: unknown): boolean {
     (PET_STATUSES as readonly unknown[]).includes(pet.status) &&
     Object.keys(pet).length === 4
   );
-}
-
-async function countPets(storage: Storage): Promise<number> {
-  let count = 0;
-  let afterId: number | undefined;
-  for (;;) {
-    const page = await storage.listPets({ limit: 1000, afterId });
-    count += page.length;
-    if (page.length < 1000) return count;
-    afterId = page.at(-1)!.id;
-  }
 }
 
 // Header values a real HTTP client can send: visible ASCII, space, tab and obs-text (no CR, LF, NUL).

@@ -193,3 +193,15 @@ export async function createTestContext(
 export function bearer(key: string): { authorization: string } {
   return { authorization: `Bearer ${key}` };
 }
+
+/** How many pets the storage holds, paging through all of them. */
+export async function countPets(storage: Storage): Promise<number> {
+  let count = 0;
+  let afterId: number | undefined;
+  for (;;) {
+    const page = await storage.listPets({ limit: 1000, afterId });
+    count += page.length;
+    if (page.length < 1000) return count;
+    afterId = page.at(-1)!.id;
+  }
+}

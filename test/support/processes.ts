@@ -1,0 +1,161 @@
+/**
+ * Child processes for the end-to-end suites: the built CLI (`node dist/cli.js`, what `npm start` and the
+ * `pet-adoption` bin run), one-shot commands and `serve` instances on real sockets.
+ * `npm test` builds first; run `npm run build` before running a file that uses these alone.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const CLI = join(ROOT, 'dist', 'cli.js');
+/** Generous bounds: only there so that a hang fails the test instead of stalling the run. */
+const START_TIMEOUT_MS = 20_000;
+const EXIT_TIMEOUT_MS = 15_000;
+
+/** Every child still running; `killAll()` ends them. */
+const children = new Set<ChildProcess>();
+
+export function baseEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'warn', ...extra };
+  // Whatever the developer's shell exports must not leak into the service under test.
+  for (const name of [
+    'PORT',
+    'HOST',
+    'DATABASE_URL',
+    'REDIS_URL',
+    'REDIS_PREFIX',
+    'TRUST_PROXY',
+    'DB_TIMEOUT_MS',
+    'REDIS_TIMEOUT_MS',
+    'PG_POOL_SIZE',
+    'BAN_SECONDS',
+    'BAN_THRESHOLD_FACTOR',
+    'UNAUTHENTICATED_PER_MINUTE',
+  ]) {
+    if (!(name in extra)) delete env[name];
+  }
+  return env;
+}
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export function waitForExit(child: ChildProcess, timeoutMs = EXIT_TIMEOUT_MS): Promise<Exit> {
+  if (child.exitCode !== null || child.signalCode !== null) {
+    return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
+  }
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`process ${child.pid} did not exit within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal });
+    });
+  });
+}
+
+export interface CliResult extends Exit {
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a CLI command to completion. */
+export async function cli(args: string[], env: Record<string, string>): Promise<CliResult> {
+  const child = spawn(process.execPath, [CLI, ...args], {
+    env: baseEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.add(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+  try {
+    const exit = await waitForExit(child, 30_000);
+    await closed;
+    return { ...exit, stdout, stderr };
+  } finally {
+    children.delete(child);
+  }
+}
+
+export interface Server {
+  name: string;
+  child: ChildProcess;
+  /** `http://127.0.0.1:PORT/v1`, as the server announced it. */
+  base: string;
+  origin: string;
+  /** Everything it wrote to stderr so far (the announcement, hints, fatal errors). */
+  stderr(): string;
+  /** Everything it wrote (stderr, and the last part of its stdout log), for failure messages. */
+  output(): string;
+}
+
+/**
+ * Starts `pet-adoption serve` and waits for its `listening on` line on stderr. PORT=0 lets the kernel
+ * pick a free port (no probe-then-bind race); the announced address says which.
+ */
+export async function serve(name: string, env: Record<string, string>): Promise<Server> {
+  const child = spawn(process.execPath, [CLI, 'serve'], {
+    env: baseEnv({ PORT: '0', HOST: '127.0.0.1', ...env }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  let stderr = '';
+  let stdout = '';
+  // The log goes to stdout; keep reading it so a full pipe never blocks the server.
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout = (stdout + chunk).slice(-20_000)));
+  const base = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`${name} did not announce itself: ${stderr}`)),
+      START_TIMEOUT_MS,
+    );
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+      const match = /listening on (http:\/\/\S+\/v1)\b/.exec(stderr);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]!);
+      }
+    });
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`${name} exited (${code ?? signal}) before listening: ${stderr}`));
+    });
+  });
+  return {
+    name,
+    child,
+    base,
+    origin: new URL(base).origin,
+    stderr: () => stderr,
+    output: () => `${stderr}\n--- stdout ---\n${stdout}`,
+  };
+}
+
+/** SIGTERM, then the exit and how long it took. */
+export async function terminate(server: Server): Promise<Exit & { ms: number; from: number; to: number }> {
+  const from = performance.now();
+  server.child.kill('SIGTERM');
+  const exit = await waitForExit(server.child);
+  const to = performance.now();
+  return { ...exit, ms: Math.round(to - from), from, to };
+}
+
+/** SIGKILLs every child still running and waits for each to go; for `after()`. */
+export async function killAll(): Promise<void> {
+  await Promise.all(
+    [...children].map(async (child) => {
+      child.kill('SIGKILL');
+      await waitForExit(child).catch(() => undefined);
+    }),
+  );
+}
