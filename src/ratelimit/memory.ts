@@ -63,12 +63,34 @@ export class MemoryCounterStore implements CounterStore {
         };
       }
     }
-    const counts = windows.map((w) => this.read(`${subject}|${w.id}`, realNow));
-    const allowed = windows.every((w, i) => counts[i]! < w.limit);
+    // Hot path: build each window's key once and look it up once; the increments below reuse the entries.
+    const n = windows.length;
+    const keys = new Array<string>(n);
+    const entries = new Array<Entry | undefined>(n);
+    const counts = new Array<number>(n);
+    let allowed = true;
+    for (let i = 0; i < n; i++) {
+      const window = windows[i]!;
+      const key = `${subject}|${window.id}`;
+      let entry = this.counters.get(key);
+      if (entry !== undefined && entry.expiresAt <= realNow) {
+        this.counters.delete(key);
+        entry = undefined;
+      }
+      keys[i] = key;
+      entries[i] = entry;
+      counts[i] = entry === undefined ? 0 : entry.value;
+      if (counts[i]! >= window.limit) allowed = false;
+    }
     if (allowed) {
-      windows.forEach((w, i) => {
-        counts[i] = this.increment(`${subject}|${w.id}`, w.ttlMs, realNow);
-      });
+      for (let i = 0; i < n; i++) {
+        const entry = entries[i];
+        if (entry !== undefined) counts[i] = ++entry.value;
+        else {
+          this.counters.set(keys[i]!, { value: 1, expiresAt: realNow + windows[i]!.ttlMs });
+          counts[i] = 1;
+        }
+      }
       return { allowed, counts, bannedUntil: null };
     }
     const rejected = this.increment(`${subject}|${request.rejectedId}`, 60_000, realNow);

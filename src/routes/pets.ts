@@ -74,10 +74,10 @@ export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (app
       const rows = await storage.listPets({ status, afterId, limit: limit + 1 });
       if (rows.length > limit) {
         rows.length = limit;
-        const params = new URLSearchParams({ limit: String(limit) });
-        if (status) params.set('status', status);
-        params.set('cursor', encodeCursor(rows[limit - 1]!.id));
-        reply.header('link', `</v1/pets?${params.toString()}>; rel="next"`);
+        // Every part is URL-safe as is (an integer, a status name, base64url): no URLSearchParams needed.
+        const statusParam = status ? `&status=${status}` : '';
+        const cursor = encodeCursor(rows[limit - 1]!.id);
+        reply.header('link', `</v1/pets?limit=${limit}${statusParam}&cursor=${cursor}>; rel="next"`);
       }
       return rows;
     },
@@ -164,8 +164,10 @@ export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (app
           ...errorResponses(400, 401, 404, 410),
         },
       },
-      onSend: async (_request, reply) => {
+      // Callback style: no promise per response for three constant headers.
+      onSend: (_request, reply, payload, done) => {
         reply.headers(DEPRECATION_HEADERS);
+        done(null, payload);
       },
     },
     async (request) => {

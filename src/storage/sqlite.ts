@@ -79,6 +79,24 @@ interface AccountRow {
   banLiftedAt: number | null;
 }
 
+type PetRawRow = [id: number, name: string, categoryId: number, status: PetStatus];
+
+function petFromRaw(row: PetRawRow): Pet {
+  return { id: row[0], name: row[1], categoryId: row[2], status: row[3] };
+}
+
+function petsFromRaw(rows: PetRawRow[]): Pet[] {
+  const pets = new Array<Pet>(rows.length);
+  for (let i = 0; i < rows.length; i++) pets[i] = petFromRaw(rows[i]!);
+  return pets;
+}
+
+/** How many distinct page sizes get their own prepared statement (per query shape). */
+const MAX_LIMIT_STATEMENTS = 128;
+
+/** Keys remembered by findKeyByHash; beyond this the oldest is forgotten (bounds memory under key churn). */
+const KEY_CACHE_SIZE = 20_000;
+
 const PET_COLUMNS = 'id, name, category_id AS categoryId, status';
 const ACCOUNT_COLUMNS =
   'a.id, a.name, a.plan, a.per_minute AS perMinute, a.per_day AS perDay, a.ban_lifted_at AS banLiftedAt';
@@ -109,6 +127,13 @@ export class SqliteStorage implements Storage {
     idem: IdempotencyInput | undefined,
   ) => CreatePetResult;
   private fresh = false;
+  /** Page queries by page size, with and without the status filter; see listStatement. */
+  private readonly listStatements = {
+    all: new Map<number, Database.Statement<unknown[], PetRawRow>>(),
+    status: new Map<number, Database.Statement<unknown[], PetRawRow>>(),
+  };
+  private readonly keyCache = new Map<string, KeyPrincipal>();
+  private keyCacheVersion = -1;
 
   constructor(path: string, options: { synchronous: 'normal' | 'full' } = { synchronous: 'normal' }) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
@@ -120,13 +145,20 @@ export class SqliteStorage implements Storage {
     this.runMigrations();
     const db = this.db;
     this.stmt = {
-      listAll: db.prepare<[number, number], PetRow>(
-        `SELECT ${PET_COLUMNS} FROM pets WHERE id > ? ORDER BY id LIMIT ?`,
-      ),
-      listByStatus: db.prepare<[string, number, number], PetRow>(
-        `SELECT ${PET_COLUMNS} FROM pets WHERE status = ? AND id > ? ORDER BY id LIMIT ?`,
-      ),
-      getPet: db.prepare<[number], PetRow>(`SELECT ${PET_COLUMNS} FROM pets WHERE id = ?`),
+      // Raw (array) rows: better-sqlite3 builds row objects property by property through the V8 API, which
+      // costs more than the query itself; petFromRaw builds them in JavaScript with one fixed shape.
+      listAll: db
+        .prepare<[number, number], PetRawRow>(
+          `SELECT ${PET_COLUMNS} FROM pets WHERE id > ? ORDER BY id LIMIT ?`,
+        )
+        .raw(true),
+      listByStatus: db
+        .prepare<[string, number, number], PetRawRow>(
+          `SELECT ${PET_COLUMNS} FROM pets WHERE status = ? AND id > ? ORDER BY id LIMIT ?`,
+        )
+        .raw(true),
+      getPet: db.prepare<[number], PetRawRow>(`SELECT ${PET_COLUMNS} FROM pets WHERE id = ?`).raw(true),
+      dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(true),
       insertPet: db.prepare<[string, number, string, number], PetRow>(
         `INSERT INTO pets (name, category_id, status, created_at) VALUES (?, ?, ?, ?) RETURNING ${PET_COLUMNS}`,
       ),
@@ -211,16 +243,51 @@ export class SqliteStorage implements Storage {
     });
   }
 
+  /**
+   * A bound `LIMIT ?` makes SQLite recompile the statement on every run (the planner takes the limit into
+   * account, so a new value expires the plan): one statement per page size, prepared on first use, keeps
+   * the page query prepared for real. Page sizes are 2..101 through the API; past MAX_LIMIT_STATEMENTS
+   * distinct sizes, the bound form is used.
+   */
+  private listStatement(
+    byStatus: boolean,
+    limit: number,
+  ): Database.Statement<unknown[], PetRawRow> | undefined {
+    const cache = byStatus ? this.listStatements.status : this.listStatements.all;
+    let stmt = cache.get(limit);
+    if (stmt === undefined && Number.isSafeInteger(limit) && limit > 0 && cache.size < MAX_LIMIT_STATEMENTS) {
+      const where = byStatus ? 'status = ? AND id > ?' : 'id > ?';
+      stmt = this.db
+        .prepare<unknown[], PetRawRow>(
+          `SELECT ${PET_COLUMNS} FROM pets WHERE ${where} ORDER BY id LIMIT ${limit}`,
+        )
+        .raw(true);
+      cache.set(limit, stmt);
+    }
+    return stmt;
+  }
+
   listPets(query: ListPetsQuery): Promise<Pet[]> {
-    return wrap(() =>
-      query.status
-        ? this.stmt.listByStatus.all(query.status, query.afterId ?? 0, query.limit)
-        : this.stmt.listAll.all(query.afterId ?? 0, query.limit),
-    );
+    return wrap(() => {
+      const afterId = query.afterId ?? 0;
+      const stmt = this.listStatement(Boolean(query.status), query.limit);
+      let rows: PetRawRow[];
+      if (query.status) {
+        rows = stmt
+          ? stmt.all(query.status, afterId)
+          : this.stmt.listByStatus.all(query.status, afterId, query.limit);
+      } else {
+        rows = stmt ? stmt.all(afterId) : this.stmt.listAll.all(afterId, query.limit);
+      }
+      return petsFromRaw(rows);
+    });
   }
 
   getPet(id: number): Promise<Pet | undefined> {
-    return wrap(() => this.stmt.getPet.get(id));
+    return wrap(() => {
+      const row = this.stmt.getPet.get(id);
+      return row && petFromRaw(row);
+    });
   }
 
   private createInTransaction(pet: NewPetRecord, idem: IdempotencyInput | undefined): CreatePetResult {
@@ -274,6 +341,7 @@ export class SqliteStorage implements Storage {
   }
 
   upsertAccount(input: AccountInput, now: number): Promise<Account> {
+    this.keyCache.clear();
     return wrap(() =>
       this.db
         .transaction(() => {
@@ -306,6 +374,7 @@ export class SqliteStorage implements Storage {
     key: { id: string; hash: string; hint: string; expiresAt: number | null },
     now: number,
   ): Promise<void> {
+    this.keyCache.clear();
     return wrap(() => {
       this.stmt.insertKey.run(key.id, accountId, key.hash, key.hint, now, key.expiresAt);
     });
@@ -316,19 +385,42 @@ export class SqliteStorage implements Storage {
   }
 
   revokeKey(keyId: string, now: number): Promise<boolean> {
+    this.keyCache.clear();
     return wrap(() => this.stmt.revokeKey.run(now, keyId).changes > 0);
   }
 
+  /**
+   * Every request looks its key up, so found keys are remembered. The cache is exact, not a TTL: it is
+   * dropped whenever the database changes under this connection (`PRAGMA data_version` moves when any other
+   * connection or process commits: a CLI revoke, unban or plan change), and by this connection's own
+   * key and account writes. Revocation and expiry therefore still take effect on the next request.
+   */
   findKeyByHash(hash: string): Promise<KeyPrincipal | undefined> {
     return wrap(() => {
+      const version = this.stmt.dataVersion.get()!;
+      if (version !== this.keyCacheVersion) {
+        this.keyCache.clear();
+        this.keyCacheVersion = version;
+      }
+      const cached = this.keyCache.get(hash);
+      if (cached) return cached;
       const row = this.stmt.findKey.get(hash);
       if (!row) return undefined;
       const { keyId, expiresAt, revokedAt, ...account } = row;
-      return { keyId, expiresAt, revokedAt, account };
+      const principal: KeyPrincipal = Object.freeze({
+        keyId,
+        expiresAt,
+        revokedAt,
+        account: Object.freeze(account),
+      });
+      if (this.keyCache.size >= KEY_CACHE_SIZE) this.keyCache.delete(this.keyCache.keys().next().value!);
+      this.keyCache.set(hash, principal);
+      return principal;
     });
   }
 
   liftBan(accountName: string, now: number): Promise<boolean> {
+    this.keyCache.clear();
     return wrap(() => this.stmt.liftBan.run(now, accountName).changes > 0);
   }
 
