@@ -8,8 +8,7 @@ import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { createCounterStore } from './ratelimit/index.js';
 import { createStorage } from './storage/index.js';
-
-const IDEMPOTENCY_RETENTION_MS = 24 * 3600 * 1000;
+import { IDEMPOTENCY_RETENTION_MS } from './storage/storage.js';
 
 export const FIRST_KEY_HINT =
   'This is a new database. Create the first API key with:\n' +

@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Clock } from '../clock.js';
 import { ApiError } from '../errors.js';
 import { IdempotencyHeaders, ListPetsQuery, MAX_ID, NewPet, Pet, PetIdParams, Pets } from '../schemas.js';
-import type { Storage } from '../storage/storage.js';
+import { IDEMPOTENCY_RETENTION_MS, type Storage } from '../storage/storage.js';
 import { errorResponses, header } from './responses.js';
 
 export interface PetRoutesOptions {
@@ -19,8 +19,6 @@ const DEPRECATION_HEADERS = {
   sunset: new Date(GET_PET_SUNSET_AT).toUTCString(),
   link: '</v1/pets>; rel="successor-version"',
 };
-
-const IDEMPOTENCY_RETENTION_MS = 24 * 3600 * 1000;
 
 /** Cursors are opaque to clients; inside, the last id of the previous page (keyset pagination). */
 function encodeCursor(lastId: number): string {

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { ClientConfig, CustomTypesConfig, PoolClient, QueryConfig, QueryResultRow } from 'pg';
-import type { Category, Pet, PetStatus } from '../schemas.js';
+import type { Category, Pet } from '../schemas.js';
 import {
   DEFAULT_CATEGORIES,
   StorageUnavailableError,
@@ -14,7 +14,6 @@ import {
   type KeyPrincipal,
   type ListPetsQuery,
   type NewPetRecord,
-  type Plan,
   type Storage,
 } from './storage.js';
 
@@ -207,21 +206,9 @@ function parseUrl(url: string): ParsedUrl {
   return { connectionString: parsed.toString(), schema, options };
 }
 
-interface PetRow {
-  id: number;
-  name: string;
-  categoryId: number;
-  status: PetStatus;
-}
-
-interface AccountRow {
-  id: number;
-  name: string;
-  plan: Plan;
-  perMinute: number;
-  perDay: number;
-  banLiftedAt: number | null;
-}
+// Rows are selected with column aliases that make them the domain shapes as they are.
+type PetRow = Pet;
+type AccountRow = Account;
 
 const PET_COLUMNS = 'id, name, category_id AS "categoryId", status';
 const ACCOUNT_COLUMNS =

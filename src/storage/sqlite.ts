@@ -15,7 +15,6 @@ import {
   type KeyPrincipal,
   type ListPetsQuery,
   type NewPetRecord,
-  type Plan,
   type Storage,
 } from './storage.js';
 
@@ -63,21 +62,9 @@ const MIGRATIONS: string[] = [
   `,
 ];
 
-interface PetRow {
-  id: number;
-  name: string;
-  categoryId: number;
-  status: PetStatus;
-}
-
-interface AccountRow {
-  id: number;
-  name: string;
-  plan: Plan;
-  perMinute: number;
-  perDay: number;
-  banLiftedAt: number | null;
-}
+// Rows are selected with column aliases that make them the domain shapes as they are.
+type PetRow = Pet;
+type AccountRow = Account;
 
 type PetRawRow = [id: number, name: string, categoryId: number, status: PetStatus];
 

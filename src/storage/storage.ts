@@ -50,6 +50,9 @@ export interface NewPetRecord {
   status: PetStatus;
 }
 
+/** How long an Idempotency-Key is remembered per account. */
+export const IDEMPOTENCY_RETENTION_MS = 24 * 3600 * 1000;
+
 export interface IdempotencyInput {
   accountId: number;
   key: string;
