@@ -9,11 +9,11 @@ import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../src/app.js';
 import { errorCatalogue } from '../src/errors.js';
-import { generateApiKey, generateKeyId, hashApiKey, keyHint } from '../src/keys.js';
 import type { CounterStore } from '../src/ratelimit/store.js';
 import { StorageUnavailableError, type Storage } from '../src/storage/storage.js';
 import {
   backends,
+  issueKey,
   bearer,
   countPets,
   createTestContext,
@@ -485,12 +485,7 @@ async function faultyApp(backend: Backend): Promise<FaultyApp> {
   const counterStore: CounterStore = await backend.createCounterStore();
   const clock = new TestClock();
   const account = await storage.upsertAccount({ name: 'faulty', plan: 'business' }, clock.now);
-  const key = generateApiKey();
-  await storage.createKey(
-    account.id,
-    { id: generateKeyId(), hash: hashApiKey(key), hint: keyHint(key), expiresAt: null },
-    clock.now,
-  );
+  const { key } = await issueKey(storage, account.id, clock.now);
 
   const state: FaultyApp = {
     app: undefined as unknown as FastifyInstance,

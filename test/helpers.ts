@@ -173,14 +173,7 @@ export async function createTestContext(
         },
         clock.now,
       );
-      const key = generateApiKey();
-      const id = generateKeyId();
-      await storage.createKey(
-        account.id,
-        { id, hash: hashApiKey(key), hint: keyHint(key), expiresAt: input.expiresAt ?? null },
-        clock.now,
-      );
-      return { key, id };
+      return issueKey(storage, account.id, clock.now, input.expiresAt ?? null);
     },
     async close() {
       await app.close();
@@ -188,6 +181,19 @@ export async function createTestContext(
       await storage.close();
     },
   };
+}
+
+/** Mints a key for an account through the same storage calls the CLI's `keys create` makes. */
+export async function issueKey(
+  storage: Storage,
+  accountId: number,
+  now: number,
+  expiresAt: number | null = null,
+): Promise<{ key: string; id: string }> {
+  const key = generateApiKey();
+  const id = generateKeyId();
+  await storage.createKey(accountId, { id, hash: hashApiKey(key), hint: keyHint(key), expiresAt }, now);
+  return { key, id };
 }
 
 export function bearer(key: string): { authorization: string } {

@@ -10,10 +10,11 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsPlugin from 'ajv-formats';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../src/app.js';
-import { generateApiKey, generateKeyId, hashApiKey, keyHint } from '../src/keys.js';
+import { generateApiKey } from '../src/keys.js';
 import { StorageUnavailableError, type Storage } from '../src/storage/storage.js';
 import {
   backends,
+  issueKey,
   bearer,
   createTestContext,
   defaultTestConfig,
@@ -671,12 +672,7 @@ async function unavailableStorageApp(
   const counterStore = await backend.createCounterStore();
   const clock = new TestClock();
   const account = await storage.upsertAccount({ name: 'down', plan: 'business' }, clock.now);
-  const key = generateApiKey();
-  await storage.createKey(
-    account.id,
-    { id: generateKeyId(), hash: hashApiKey(key), hint: keyHint(key), expiresAt: null },
-    clock.now,
-  );
+  const { key } = await issueKey(storage, account.id, clock.now);
   const down = new Set<keyof Storage>(['listPets', 'getPet', 'createPet', 'listCategories']);
   const wrapped = new Proxy(storage, {
     get(target, property) {
