@@ -715,6 +715,7 @@ async function main(): Promise<void> {
   const dbPath = join(tmp, 'bench.db');
   const serviceLog = join(BENCH_DIR, 'service.log');
   const baselineLog = join(BENCH_DIR, 'baseline.log');
+  const stackLog = join(BENCH_DIR, 'stack.log');
   for (const f of [serviceLog, baselineLog, join(BENCH_DIR, 'service-postgres.log')]) writeFileSync(f, '');
   if (opts.profile) mkdirSync(join(BENCH_DIR, 'profiles'), { recursive: true });
 
@@ -821,6 +822,51 @@ async function main(): Promise<void> {
           'no auth, rate limiting, logging, metrics or validation (bench/minimal-server.ts)';
       } finally {
         await stopChild(minimal);
+      }
+
+      // Where the rest of the service's cost goes: the framework alone (same bytes, no work), then the whole
+      // service with the page query taken out (storage answers from memory; everything else is real).
+      const floorPort = await freePort();
+      const floor = startChild(
+        'fastify floor',
+        ['--import', 'tsx', join(BENCH_DIR, 'floor-server.ts'), recordedFile, String(floorPort)],
+        env,
+        baselineLog,
+      );
+      try {
+        await waitForHttp(`http://127.0.0.1:${floorPort}/v1/pets`, floor);
+        const m = await bench.measure({
+          label: 'reference: bare Fastify route, same bytes',
+          pid: floor.pid,
+          load: { url: `http://127.0.0.1:${floorPort}/v1/pets?limit=20` },
+        });
+        addLoadRow(m, 'report');
+        rows[rows.length - 1]!.note = 'what the framework costs (bench/floor-server.ts)';
+      } finally {
+        await stopChild(floor);
+      }
+
+      const stackPort = await freePort();
+      const stack = startChild(
+        'service stack',
+        ['--import', 'tsx', join(BENCH_DIR, 'stack-server.ts')],
+        { ...env, PORT: String(stackPort), HOST: '127.0.0.1' },
+        stackLog,
+      );
+      try {
+        await waitForHttp(`http://127.0.0.1:${stackPort}/healthz`, stack);
+        const stackUrl = `http://127.0.0.1:${stackPort}/v1/pets?limit=20`;
+        const m = await bench.measure({
+          label: 'reference: the service, page served from memory',
+          pid: stack.pid,
+          load: { url: stackUrl, headers: auth },
+        });
+        addLoadRow(m, 'report');
+        rows[rows.length - 1]!.note =
+          'the whole service minus the page query: the ceiling for any storage work (bench/stack-server.ts)';
+      } finally {
+        await stopChild(stack);
+        writeFileSync(stackLog, '');
       }
     }
 

@@ -15,11 +15,16 @@ export const FIRST_KEY_HINT =
   '  npx pet-adoption keys create --account my-store\n' +
   'then call the API with: curl -H "Authorization: Bearer <key>" http://HOST:PORT/v1/pets';
 
-export async function serve(config: Config): Promise<void> {
-  const logger = pino(
+/** JSON lines on stdout, written from a buffer off the request path. */
+export function createLogger(config: Config): pino.Logger {
+  return pino(
     { level: config.logLevel, redact: ['req.headers.authorization', 'headers.authorization'] },
     pino.destination({ sync: false }),
   );
+}
+
+export async function serve(config: Config): Promise<void> {
+  const logger = createLogger(config);
   const storage = await createStorage(config);
   const { fresh } = await storage.migrate();
   const counterStore = await createCounterStore(config, logger);
@@ -36,8 +41,10 @@ export async function serve(config: Config): Promise<void> {
   // then stay open as keep-alive and hold the shutdown until close-with-grace's delay (exit 1). While stopping,
   // answers say `Connection: close`, and connections that still turn idle are closed as they do.
   let stopping = false;
-  app.addHook('onSend', async (_request, reply) => {
+  // Callback style: this runs for every response, and an async hook costs a promise each time.
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (stopping) reply.header('connection', 'close');
+    done(null, payload);
   });
 
   closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
