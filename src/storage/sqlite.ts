@@ -17,7 +17,6 @@ import {
   type NewPetRecord,
   type Storage,
 } from './storage.js';
-import { CommitWatch } from './sqlite-commit-watch.js';
 
 /** Ordered, append-only. Each entry runs once, inside the transaction that records it. */
 const MIGRATIONS: string[] = [
@@ -121,8 +120,7 @@ export class SqliteStorage implements Storage {
     status: new Map<number, Database.Statement<unknown[], PetRawRow>>(),
   };
   private readonly keyCache = new Map<string, KeyPrincipal>();
-  /** Invalidates keyCache when anything commits; see findKeyByHash. */
-  private readonly commits: CommitWatch;
+  private keyCacheVersion = -1;
 
   constructor(path: string, options: { synchronous: 'normal' | 'full' } = { synchronous: 'normal' }) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
@@ -147,6 +145,7 @@ export class SqliteStorage implements Storage {
         )
         .raw(true),
       getPet: db.prepare<[number], PetRawRow>(`SELECT ${PET_COLUMNS} FROM pets WHERE id = ?`).raw(true),
+      dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(true),
       insertPet: db.prepare<[string, number, string, number], PetRow>(
         `INSERT INTO pets (name, category_id, status, created_at) VALUES (?, ?, ?, ?) RETURNING ${PET_COLUMNS}`,
       ),
@@ -196,7 +195,6 @@ export class SqliteStorage implements Storage {
       ),
       liftBan: db.prepare<[number, string]>('UPDATE accounts SET ban_lifted_at = ? WHERE name = ?'),
     };
-    this.commits = new CommitWatch(db, path);
     this.createPetTransaction = db.transaction((pet: NewPetRecord, idem: IdempotencyInput | undefined) =>
       this.createInTransaction(pet, idem),
     );
@@ -380,13 +378,17 @@ export class SqliteStorage implements Storage {
 
   /**
    * Every request looks its key up, so found keys are remembered. The cache is exact, not a TTL: it is
-   * dropped whenever anything commits to the database, from this connection or any other process (a CLI
-   * revoke, unban or plan change; see CommitWatch), and by this connection's own key and account writes.
-   * Revocation and expiry therefore still take effect on the next request.
+   * dropped whenever the database changes under this connection (`PRAGMA data_version` moves when any other
+   * connection or process commits: a CLI revoke, unban or plan change), and by this connection's own
+   * key and account writes. Revocation and expiry therefore still take effect on the next request.
    */
   findKeyByHash(hash: string): Promise<KeyPrincipal | undefined> {
     return wrap(() => {
-      if (this.commits.changed()) this.keyCache.clear();
+      const version = this.stmt.dataVersion.get()!;
+      if (version !== this.keyCacheVersion) {
+        this.keyCache.clear();
+        this.keyCacheVersion = version;
+      }
       const cached = this.keyCache.get(hash);
       if (cached) return cached;
       const row = this.stmt.findKey.get(hash);
@@ -422,10 +424,7 @@ export class SqliteStorage implements Storage {
   }
 
   close(): Promise<void> {
-    if (this.db.open) {
-      this.commits.close();
-      this.db.close();
-    }
+    if (this.db.open) this.db.close();
     return Promise.resolve();
   }
 }
