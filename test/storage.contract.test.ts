@@ -378,6 +378,38 @@ for (const target of targets) {
         });
       });
 
+      test('concurrent creations commit independently: one that fails takes none of the others down', async () => {
+        const countBefore = (await listAll(storage)).length;
+        // A name the database itself refuses (NOT NULL): storage-level input the API would never pass.
+        const broken = { ...rex, name: null as unknown as string };
+        const settled = await Promise.allSettled([
+          storage.createPet(rex),
+          storage.createPet({ ...rex, categoryId: 999_999 }),
+          storage.createPet(broken),
+          storage.createPet(rex, idem(accountId, 'k-batch', 'fp', T0)),
+          storage.createPet(rex, idem(accountId, 'k-batch', 'fp', T0)),
+          storage.createPet(rex),
+        ]);
+        assert.equal(settled[2]!.status, 'rejected', 'the broken creation rejects');
+        const results = settled.map((r) => (r.status === 'fulfilled' ? r.value : undefined));
+        assert.equal(results[1]?.kind, 'unknown_category');
+        const created = results.filter((r) => r?.kind === 'created').map((r) => createdPet(r!));
+        const sameKey = [results[3], results[4]];
+        // One of the two with the same key creates; the other replays it (or, on PostgreSQL, may find it
+        // still in progress).
+        assert.equal(sameKey.filter((r) => r?.kind === 'created').length, 1, JSON.stringify(sameKey));
+        assert.ok(
+          sameKey.every(
+            (r) => r?.kind === 'created' || r?.kind === 'replayed' || r?.kind === 'idempotency_in_progress',
+          ),
+          JSON.stringify(sameKey),
+        );
+        assert.equal(created.length, 3, JSON.stringify(results));
+        const all = await listAll(storage);
+        assert.equal(all.length, countBefore + 3, 'exactly the acknowledged pets exist');
+        for (const pet of created) assert.deepEqual(await storage.getPet(pet.id), pet);
+      });
+
       test('concurrent requests with different keys all create', async () => {
         const results = await Promise.all(
           Array.from({ length: 20 }, (_, i) =>
@@ -534,6 +566,33 @@ for (const target of targets) {
         assert.equal(principal?.account.plan, 'business');
         assert.equal(principal?.account.perMinute, PLAN_QUOTAS.business.perMinute);
         assert.equal(principal?.account.banLiftedAt, T0 + 9);
+      });
+
+      test('concurrent lookups each get their own key, and a revocation by another instance applies to the next one', async () => {
+        const { a, b, close } = await target.createPair();
+        try {
+          await a.migrate();
+          await b.migrate();
+          const account = await a.upsertAccount({ name: 'pair' }, T0);
+          const hashes = Array.from({ length: 10 }, (_, i) => `pair-hash-${i}`);
+          for (const [i, hash] of hashes.entries()) {
+            await a.createKey(account.id, { id: `key_pair_${i}`, hash, hint: 'pas_…', expiresAt: null }, T0);
+          }
+          const found = await Promise.all([...hashes, 'pair-missing'].map((h) => a.findKeyByHash(h)));
+          assert.deepEqual(
+            found.map((p) => p?.keyId),
+            [...hashes.map((_, i) => `key_pair_${i}`), undefined],
+          );
+          // Instance a has now seen (and may remember) key 3; b revokes it, as the CLI would.
+          assert.equal(await b.revokeKey('key_pair_3', T0 + 5), true);
+          const after = await Promise.all(hashes.map((h) => a.findKeyByHash(h)));
+          assert.deepEqual(
+            after.map((p) => p?.revokedAt),
+            hashes.map((_, i) => (i === 3 ? T0 + 5 : null)),
+          );
+        } finally {
+          await close();
+        }
       });
 
       test('revokeKey keeps the first revocation time and answers false for unknown keys', async () => {

@@ -17,6 +17,7 @@ import {
   type NewPetRecord,
   type Storage,
 } from './storage.js';
+import { settle, TurnBatch } from './turn-batch.js';
 
 /** Ordered, append-only. Each entry runs once, inside the transaction that records it. */
 const MIGRATIONS: string[] = [
@@ -88,15 +89,20 @@ const PET_COLUMNS = 'id, name, category_id AS categoryId, status';
 const ACCOUNT_COLUMNS =
   'a.id, a.name, a.plan, a.per_minute AS perMinute, a.per_day AS perDay, a.ban_lifted_at AS banLiftedAt';
 
+/** The database cannot serve this right now (locked, I/O error, disk full): a 503, not a 500. */
+function translate(error: unknown): unknown {
+  const code = (error as { code?: string } | null)?.code ?? '';
+  if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_IOERR') || code === 'SQLITE_FULL') {
+    return new StorageUnavailableError(error);
+  }
+  return error;
+}
+
 function wrap<T>(fn: () => T): Promise<T> {
   try {
     return Promise.resolve(fn());
   } catch (error) {
-    const code = (error as { code?: string }).code ?? '';
-    if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_IOERR') || code === 'SQLITE_FULL') {
-      return Promise.reject(new StorageUnavailableError(error));
-    }
-    return Promise.reject(error);
+    return Promise.reject(translate(error));
   }
 }
 
@@ -113,6 +119,10 @@ export class SqliteStorage implements Storage {
     pet: NewPetRecord,
     idem: IdempotencyInput | undefined,
   ) => CreatePetResult;
+  /** Creations of one event-loop turn, committed together; see createPet. */
+  private readonly creations: TurnBatch<[NewPetRecord, IdempotencyInput | undefined], CreatePetResult>;
+  /** Key lookups of one event-loop turn; see findKeyByHash. */
+  private readonly lookups: TurnBatch<string, KeyPrincipal | undefined>;
   private fresh = false;
   /** Page queries by page size, with and without the status filter; see listStatement. */
   private readonly listStatements = {
@@ -198,6 +208,20 @@ export class SqliteStorage implements Storage {
     this.createPetTransaction = db.transaction((pet: NewPetRecord, idem: IdempotencyInput | undefined) =>
       this.createInTransaction(pet, idem),
     );
+    // Inside the batch's transaction each creation runs as a nested one, i.e. under its own SAVEPOINT: one
+    // that throws is rolled back alone and the others still commit.
+    const groupCommit = db.transaction((batch: [NewPetRecord, IdempotencyInput | undefined][]) =>
+      batch.map(([pet, idem]) => settle(() => this.createPetTransaction(pet, idem))),
+    );
+    this.creations = new TurnBatch(groupCommit, translate);
+    this.lookups = new TurnBatch((hashes) => {
+      const version = this.stmt.dataVersion.get()!;
+      if (version !== this.keyCacheVersion) {
+        this.keyCache.clear();
+        this.keyCacheVersion = version;
+      }
+      return hashes.map((hash) => settle(() => this.lookUpKey(hash)));
+    }, translate);
   }
 
   private runMigrations(): void {
@@ -300,10 +324,16 @@ export class SqliteStorage implements Storage {
     return { kind: 'created', pet: created };
   }
 
+  /**
+   * Group commit: creations requested during one turn of the event loop are written in one transaction,
+   * committed before any of their promises settles. Every acknowledged pet is as durable as before, but the
+   * commit's fixed cost (locks, WAL frames for the same table and index pages, the sequence row) is paid
+   * once per turn instead of once per request: under 50 concurrent writers that was most of a POST's CPU.
+   * A quiet server commits each creation alone, one turn later. Within the batch creations run in arrival
+   * order, so a duplicate Idempotency-Key replays the first; the in-progress case never arises here.
+   */
   createPet(pet: NewPetRecord, idempotency?: IdempotencyInput): Promise<CreatePetResult> {
-    // better-sqlite3 runs the whole transaction synchronously, so a concurrent duplicate cannot interleave
-    // within this process: the in-progress case never arises here.
-    return wrap(() => this.createPetTransaction(pet, idempotency));
+    return this.creations.add([pet, idempotency]);
   }
 
   seedPets(count: number, now: number): Promise<number> {
@@ -380,30 +410,29 @@ export class SqliteStorage implements Storage {
    * Every request looks its key up, so found keys are remembered. The cache is exact, not a TTL: it is
    * dropped whenever the database changes under this connection (`PRAGMA data_version` moves when any other
    * connection or process commits: a CLI revoke, unban or plan change), and by this connection's own
-   * key and account writes. Revocation and expiry therefore still take effect on the next request.
+   * key and account writes. The lookups of one event-loop turn are answered together (TurnBatch), after
+   * one `data_version` check made once every one of those requests had arrived, so revocation and expiry
+   * still take effect on the next request.
    */
   findKeyByHash(hash: string): Promise<KeyPrincipal | undefined> {
-    return wrap(() => {
-      const version = this.stmt.dataVersion.get()!;
-      if (version !== this.keyCacheVersion) {
-        this.keyCache.clear();
-        this.keyCacheVersion = version;
-      }
-      const cached = this.keyCache.get(hash);
-      if (cached) return cached;
-      const row = this.stmt.findKey.get(hash);
-      if (!row) return undefined;
-      const { keyId, expiresAt, revokedAt, ...account } = row;
-      const principal: KeyPrincipal = Object.freeze({
-        keyId,
-        expiresAt,
-        revokedAt,
-        account: Object.freeze(account),
-      });
-      if (this.keyCache.size >= KEY_CACHE_SIZE) this.keyCache.delete(this.keyCache.keys().next().value!);
-      this.keyCache.set(hash, principal);
-      return principal;
+    return this.lookups.add(hash);
+  }
+
+  private lookUpKey(hash: string): KeyPrincipal | undefined {
+    const cached = this.keyCache.get(hash);
+    if (cached) return cached;
+    const row = this.stmt.findKey.get(hash);
+    if (!row) return undefined;
+    const { keyId, expiresAt, revokedAt, ...account } = row;
+    const principal: KeyPrincipal = Object.freeze({
+      keyId,
+      expiresAt,
+      revokedAt,
+      account: Object.freeze(account),
     });
+    if (this.keyCache.size >= KEY_CACHE_SIZE) this.keyCache.delete(this.keyCache.keys().next().value!);
+    this.keyCache.set(hash, principal);
+    return principal;
   }
 
   liftBan(accountName: string, now: number): Promise<boolean> {

@@ -1,0 +1,63 @@
+/** One caller's outcome within a batch. */
+export type Settled<T> = { value: T } | { error: unknown };
+
+export function settle<T>(fn: () => T): Settled<T> {
+  try {
+    return { value: fn() };
+  } catch (error) {
+    return { error };
+  }
+}
+
+/**
+ * Collects the calls made during one turn of the event loop and runs them together at its end
+ * (`setImmediate`: after the poll phase has read every request that had arrived), each caller getting its own
+ * outcome. A quiet server runs each call alone, a moment later.
+ *
+ * Why, for a synchronous driver like better-sqlite3: running each request's database work the moment it
+ * asks interleaves SQLite, Fastify and socket writes request by request; deferring to the end of the turn
+ * lets the requests of one turn go through each stage back to back, and lets work that is per turn rather
+ * than per request (a `PRAGMA data_version` check, a commit) be done once. Measured in the service under 50
+ * connections (bench/README.md): server CPU per request roughly halved for the list, getPet and POST.
+ *
+ * Written here rather than taken from DataLoader (which can be scheduled with setImmediate too): DataLoader
+ * is a keyed, caching loader with an asynchronous batch function, and one of the two uses here is a write;
+ * what is needed is twenty lines.
+ */
+export class TurnBatch<In, Out> {
+  private pending: { input: In; resolve: (value: Out) => void; reject: (error: unknown) => void }[] = [];
+
+  /**
+   * @param run does the work of a batch, returning one outcome per input in order; if it throws, every
+   *   caller of the batch gets that error.
+   * @param translate maps errors before callers see them.
+   */
+  constructor(
+    private readonly run: (inputs: In[]) => Settled<Out>[],
+    private readonly translate: (error: unknown) => unknown = (error) => error,
+  ) {}
+
+  add(input: In): Promise<Out> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ input, resolve, reject });
+      if (this.pending.length === 1) setImmediate(() => this.flush());
+    });
+  }
+
+  private flush(): void {
+    const batch = this.pending;
+    this.pending = [];
+    let outcomes: Settled<Out>[];
+    try {
+      outcomes = this.run(batch.map((call) => call.input));
+    } catch (error) {
+      for (const call of batch) call.reject(this.translate(error));
+      return;
+    }
+    batch.forEach((call, i) => {
+      const outcome = outcomes[i]!;
+      if ('error' in outcome) call.reject(this.translate(outcome.error));
+      else call.resolve(outcome.value);
+    });
+  }
+}

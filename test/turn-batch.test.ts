@@ -1,0 +1,53 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { settle, TurnBatch } from '../src/storage/turn-batch.js';
+
+describe('TurnBatch', () => {
+  test('calls made in one turn run as one batch, in order, each caller getting its own outcome', async () => {
+    const batches: number[][] = [];
+    const batch = new TurnBatch<number, number>((inputs) => {
+      batches.push(inputs);
+      return inputs.map((n) =>
+        settle(() => {
+          if (n < 0) throw new Error(`negative ${n}`);
+          return n * 10;
+        }),
+      );
+    });
+    const settled = await Promise.allSettled([batch.add(1), batch.add(-2), batch.add(3)]);
+    assert.deepEqual(batches, [[1, -2, 3]]);
+    assert.deepEqual(settled[0], { status: 'fulfilled', value: 10 });
+    assert.equal(settled[1]!.status, 'rejected');
+    assert.match(String((settled[1] as PromiseRejectedResult).reason), /negative -2/);
+    assert.deepEqual(settled[2], { status: 'fulfilled', value: 30 });
+
+    // A later turn is a new batch.
+    assert.equal(await batch.add(4), 40);
+    assert.deepEqual(batches, [[1, -2, 3], [4]]);
+  });
+
+  test('calls made while a batch is being answered go to the next batch', async () => {
+    const batches: string[][] = [];
+    const batch = new TurnBatch<string, string>((inputs) => {
+      batches.push(inputs);
+      return inputs.map((s) => ({ value: s }));
+    });
+    const second = batch.add('first').then(() => batch.add('second'));
+    assert.equal(await second, 'second');
+    assert.deepEqual(batches, [['first'], ['second']]);
+  });
+
+  test('when the batch itself fails, every caller gets the translated error', async () => {
+    const batch = new TurnBatch<number, number>(
+      () => {
+        throw new Error('commit failed');
+      },
+      (error) => new Error(`unavailable: ${(error as Error).message}`),
+    );
+    const settled = await Promise.allSettled([batch.add(1), batch.add(2)]);
+    for (const outcome of settled) {
+      assert.equal(outcome.status, 'rejected');
+      assert.equal((outcome as PromiseRejectedResult).reason.message, 'unavailable: commit failed');
+    }
+  });
+});
