@@ -37,6 +37,27 @@ describe('TurnBatch', () => {
     assert.deepEqual(batches, [['first'], ['second']]);
   });
 
+  test('an asynchronous batch (one database round trip) answers each caller when it resolves', async () => {
+    const batches: string[][] = [];
+    const batch = new TurnBatch<string, string | undefined>(async (inputs) => {
+      batches.push(inputs);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      return inputs.map((s) => ({ value: s === 'missing' ? undefined : s.toUpperCase() }));
+    });
+    assert.deepEqual(await Promise.all([batch.add('a'), batch.add('missing'), batch.add('b')]), [
+      'A',
+      undefined,
+      'B',
+    ]);
+    assert.deepEqual(batches, [['a', 'missing', 'b']]);
+    const rejecting = new TurnBatch<number, number>(() => Promise.reject(new Error('connection lost')));
+    const settled = await Promise.allSettled([rejecting.add(1), rejecting.add(2)]);
+    assert.deepEqual(
+      settled.map((s) => s.status === 'rejected' && (s.reason as Error).message),
+      ['connection lost', 'connection lost'],
+    );
+  });
+
   test('when the batch itself fails, every caller gets the translated error', async () => {
     const batch = new TurnBatch<number, number>(
       () => {

@@ -28,12 +28,12 @@ export class TurnBatch<In, Out> {
   private pending: { input: In; resolve: (value: Out) => void; reject: (error: unknown) => void }[] = [];
 
   /**
-   * @param run does the work of a batch, returning one outcome per input in order; if it throws, every
-   *   caller of the batch gets that error.
+   * @param run does the work of a batch, returning (or resolving to) one outcome per input, in order; if
+   *   it throws or rejects, every caller of the batch gets that error.
    * @param translate maps errors before callers see them.
    */
   constructor(
-    private readonly run: (inputs: In[]) => Settled<Out>[],
+    private readonly run: (inputs: In[]) => Settled<Out>[] | Promise<Settled<Out>[]>,
     private readonly translate: (error: unknown) => unknown = (error) => error,
   ) {}
 
@@ -47,17 +47,25 @@ export class TurnBatch<In, Out> {
   private flush(): void {
     const batch = this.pending;
     this.pending = [];
-    let outcomes: Settled<Out>[];
+    const fail = (error: unknown): void => {
+      for (const call of batch) call.reject(this.translate(error));
+    };
+    const answer = (outcomes: Settled<Out>[]): void => {
+      batch.forEach((call, i) => {
+        const outcome = outcomes[i]!;
+        if ('error' in outcome) call.reject(this.translate(outcome.error));
+        else call.resolve(outcome.value);
+      });
+    };
+    let outcomes: Settled<Out>[] | Promise<Settled<Out>[]>;
     try {
       outcomes = this.run(batch.map((call) => call.input));
     } catch (error) {
-      for (const call of batch) call.reject(this.translate(error));
+      fail(error);
       return;
     }
-    batch.forEach((call, i) => {
-      const outcome = outcomes[i]!;
-      if ('error' in outcome) call.reject(this.translate(outcome.error));
-      else call.resolve(outcome.value);
-    });
+    // A synchronous run is answered at once, without a promise hop.
+    if (Array.isArray(outcomes)) answer(outcomes);
+    else outcomes.then(answer, fail);
   }
 }
