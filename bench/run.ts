@@ -802,72 +802,77 @@ async function main(): Promise<void> {
     }
 
     if (wanted('reference')) {
-      // The issue's yardstick: a minimal Fastify route reading 20 rows per request, no auth, limits or logs.
-      const port = await freePort();
-      const minimal = startChild(
-        'minimal reference',
-        ['--import', 'tsx', join(BENCH_DIR, 'minimal-server.ts'), dbPath, String(port)],
-        env,
-        baselineLog,
-      );
-      try {
-        await waitForHttp(`http://127.0.0.1:${port}/v1/pets`, minimal);
-        const m = await bench.measure({
-          label: 'reference: minimal Fastify + SQLite, 20 rows',
-          pid: minimal.pid,
-          load: { url: `http://127.0.0.1:${port}/v1/pets` },
-        });
-        addLoadRow(m, 'report');
-        rows[rows.length - 1]!.note =
-          'no auth, rate limiting, logging, metrics or validation (bench/minimal-server.ts)';
-      } finally {
-        await stopChild(minimal);
-      }
+      const interleaved = bench;
+      /** Starts a reference server (not the service), measures it like a scenario, and stops it. */
+      const measureReference = async (
+        label: string,
+        note: string,
+        start: (port: number) => Child,
+        paths: { ready: string; load: string },
+        headers?: Record<string, string>,
+      ): Promise<void> => {
+        const port = await freePort();
+        const child = start(port);
+        try {
+          await waitForHttp(`http://127.0.0.1:${port}${paths.ready}`, child);
+          const url = `http://127.0.0.1:${port}${paths.load}`;
+          addLoadRow(
+            await interleaved.measure({ label, pid: child.pid, load: headers ? { url, headers } : { url } }),
+            'report',
+          );
+          rows[rows.length - 1]!.note = note;
+        } finally {
+          await stopChild(child);
+        }
+      };
+      const script = (name: string, ...args: string[]): string[] => [
+        '--import',
+        'tsx',
+        join(BENCH_DIR, name),
+        ...args,
+      ];
 
+      // The issue's yardstick: a minimal Fastify route reading 20 rows per request, no auth, limits or logs.
+      await measureReference(
+        'reference: minimal Fastify + SQLite, 20 rows',
+        'no auth, rate limiting, logging, metrics or validation (bench/minimal-server.ts)',
+        (port) =>
+          startChild(
+            'minimal reference',
+            script('minimal-server.ts', dbPath, String(port)),
+            env,
+            baselineLog,
+          ),
+        { ready: '/v1/pets', load: '/v1/pets' },
+      );
       // Where the rest of the service's cost goes: the framework alone (same bytes, no work), then the whole
       // service with the page query taken out (storage answers from memory; everything else is real).
-      const floorPort = await freePort();
-      const floor = startChild(
-        'fastify floor',
-        ['--import', 'tsx', join(BENCH_DIR, 'floor-server.ts'), recordedFile, String(floorPort)],
-        env,
-        baselineLog,
+      await measureReference(
+        'reference: bare Fastify route, same bytes',
+        'what the framework costs (bench/floor-server.ts)',
+        (port) =>
+          startChild(
+            'fastify floor',
+            script('floor-server.ts', recordedFile, String(port)),
+            env,
+            baselineLog,
+          ),
+        { ready: '/v1/pets', load: '/v1/pets?limit=20' },
       );
-      try {
-        await waitForHttp(`http://127.0.0.1:${floorPort}/v1/pets`, floor);
-        const m = await bench.measure({
-          label: 'reference: bare Fastify route, same bytes',
-          pid: floor.pid,
-          load: { url: `http://127.0.0.1:${floorPort}/v1/pets?limit=20` },
-        });
-        addLoadRow(m, 'report');
-        rows[rows.length - 1]!.note = 'what the framework costs (bench/floor-server.ts)';
-      } finally {
-        await stopChild(floor);
-      }
-
-      const stackPort = await freePort();
-      const stack = startChild(
-        'service stack',
-        ['--import', 'tsx', join(BENCH_DIR, 'stack-server.ts')],
-        { ...env, PORT: String(stackPort), HOST: '127.0.0.1' },
-        stackLog,
+      await measureReference(
+        'reference: the service, page served from memory',
+        'the whole service minus the page query: the ceiling for any storage work (bench/stack-server.ts)',
+        (port) =>
+          startChild(
+            'service stack',
+            script('stack-server.ts'),
+            { ...env, PORT: String(port), HOST: '127.0.0.1' },
+            stackLog,
+          ),
+        { ready: '/healthz', load: '/v1/pets?limit=20' },
+        auth,
       );
-      try {
-        await waitForHttp(`http://127.0.0.1:${stackPort}/healthz`, stack);
-        const stackUrl = `http://127.0.0.1:${stackPort}/v1/pets?limit=20`;
-        const m = await bench.measure({
-          label: 'reference: the service, page served from memory',
-          pid: stack.pid,
-          load: { url: stackUrl, headers: auth },
-        });
-        addLoadRow(m, 'report');
-        rows[rows.length - 1]!.note =
-          'the whole service minus the page query: the ceiling for any storage work (bench/stack-server.ts)';
-      } finally {
-        await stopChild(stack);
-        writeFileSync(stackLog, '');
-      }
+      writeFileSync(stackLog, '');
     }
 
     if (wanted('list100')) {
