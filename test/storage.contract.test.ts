@@ -255,6 +255,31 @@ for (const target of targets) {
         }
       });
 
+      test('pages asked for at the same time each get their own page', async () => {
+        const queries = [
+          { limit: 5 },
+          { status: 'sold' as const, limit: 3 },
+          { afterId: pets[11]!.id, limit: 4 },
+          { status: 'available' as const, afterId: pets[4]!.id, limit: 100 },
+          { afterId: pets.at(-1)!.id, limit: 10 },
+          { status: 'pending' as const, afterId: pets.at(-1)!.id, limit: 2 },
+          { limit: 5 },
+        ];
+        const together = await Promise.all(queries.map((q) => s.listPets(q)));
+        const alone: Pet[][] = [];
+        for (const q of queries) alone.push(await s.listPets(q));
+        assert.deepEqual(together, alone);
+        assert.deepEqual(together[0], pets.slice(0, 5));
+        assert.deepEqual(together[1], pets.filter((p) => p.status === 'sold').slice(0, 3));
+        assert.deepEqual(together[2], pets.slice(12, 16));
+        assert.deepEqual(
+          together[3],
+          pets.filter((p) => p.status === 'available' && p.id > pets[4]!.id),
+        );
+        assert.deepEqual(together[4], []);
+        assert.deepEqual(together[5], []);
+      });
+
       test('ids, categoryIds and statuses come back as JSON-ready values', async () => {
         const [first] = await s.listPets({ limit: 1 });
         assert.ok(first);

@@ -220,8 +220,22 @@ const ACCOUNT_COLUMNS =
  * connection, and PostgreSQL re-plans them itself after DDL).
  */
 const SQL = {
-  listAll: `SELECT ${PET_COLUMNS} FROM pets WHERE id > $1 ORDER BY id LIMIT $2`,
-  listByStatus: `SELECT ${PET_COLUMNS} FROM pets WHERE status = $1 AND id > $2 ORDER BY id LIMIT $3`,
+  // Every page asked for in one event-loop turn, in one statement: one keyset query per (status, after,
+  // limit) tuple. Only one branch runs per tuple (the other's one-time filter is false). The row comparison
+  // makes the status branch an index condition on (status, id), so a page costs the same at any depth
+  // whatever the status's frequency; with `status = … AND id > …` alone the generic plan scans the primary
+  // key and filters.
+  listPages: `SELECT q.i, p.id, p.name, p.category_id AS "categoryId", p.status
+    FROM unnest($1::text[], $2::bigint[], $3::int[]) WITH ORDINALITY AS q(status, after_id, lim, i)
+    CROSS JOIN LATERAL (
+      (SELECT id, name, category_id, status FROM pets
+        WHERE q.status IS NULL AND id > q.after_id ORDER BY id LIMIT q.lim)
+      UNION ALL
+      (SELECT id, name, category_id, status FROM pets
+        WHERE q.status IS NOT NULL AND status = q.status AND (status, id) > (q.status, q.after_id)
+        ORDER BY status, id LIMIT q.lim)
+    ) p
+    ORDER BY q.i, p.id`,
   getPet: `SELECT ${PET_COLUMNS} FROM pets WHERE id = $1`,
   // Conditional insert instead of relying on the FK: an unknown category is a routine client mistake and
   // should not abort a transaction or fill the server log with errors.
@@ -256,6 +270,7 @@ export class PostgresStorage implements Storage {
   private readonly schema: string | undefined;
   private closed: Promise<void> | undefined;
   private readonly lookups = new TurnBatch((hashes: string[]) => this.findKeys(hashes));
+  private readonly pages = new TurnBatch((queries: ListPetsQuery[]) => this.listPages(queries));
 
   constructor(url: string, options: { poolSize: number; timeoutMs: number }) {
     const parsed = parseUrl(url);
@@ -404,15 +419,24 @@ export class PostgresStorage implements Storage {
     });
   }
 
+  /** The pages asked for in one event-loop turn come from one query (TurnBatch), like key lookups. */
   listPets(query: ListPetsQuery): Promise<Pet[]> {
-    const afterId = query.afterId ?? 0;
-    return query.status
-      ? this.query<PetRow>({
-          name: 'pets_list_by_status',
-          text: SQL.listByStatus,
-          values: [query.status, afterId, query.limit],
-        })
-      : this.query<PetRow>({ name: 'pets_list_all', text: SQL.listAll, values: [afterId, query.limit] });
+    return this.pages.add(query);
+  }
+
+  private async listPages(queries: ListPetsQuery[]): Promise<Settled<Pet[]>[]> {
+    const rows = await this.query<PetRow & { i: number }>({
+      name: 'pets_list_pages',
+      text: SQL.listPages,
+      values: [
+        queries.map((q) => q.status ?? null),
+        queries.map((q) => q.afterId ?? 0),
+        queries.map((q) => q.limit),
+      ],
+    });
+    const pages = queries.map((): Pet[] => []);
+    for (const { i, ...pet } of rows) pages[i - 1]!.push(pet);
+    return pages.map((value) => ({ value }));
   }
 
   async getPet(id: number): Promise<Pet | undefined> {
