@@ -19,14 +19,14 @@ export function settle<T>(fn: () => T): Settled<T> {
  * lets the requests of one turn go through each stage back to back, and lets work that is per turn rather
  * than per request (a `PRAGMA data_version` check, a commit) be done once. Measured in the service under 50
  * connections (bench/README.md): server CPU per request roughly halved for the list, getPet and POST.
- * For PostgreSQL it turns one round trip per request into one per turn (key lookups).
+ * For PostgreSQL it turns one round trip per request into one per turn (key lookups, list pages).
  *
  * Deferring never makes an answer staler than the request: the batch runs after every request in it has
  * arrived, so a change committed before a request arrived is seen by it.
  *
  * Written here rather than taken from DataLoader (which can be scheduled with setImmediate too): DataLoader
- * is a keyed, caching loader with an asynchronous batch function, and one of the two uses here is a write;
- * what is needed is twenty lines.
+ * is a keyed, caching loader with an asynchronous batch function, and one of the uses here is a write; what
+ * is needed is twenty lines.
  */
 export class TurnBatch<In, Out> {
   private pending: { input: In; resolve: (value: Out) => void; reject: (error: unknown) => void }[] = [];
