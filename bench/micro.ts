@@ -12,12 +12,14 @@ import Database from 'better-sqlite3';
 import fastJson from 'fast-json-stringify';
 import pino from 'pino';
 import { Histogram, Registry } from 'prom-client';
-import { generateApiKey, generateKeyId, hashApiKey, keyHint } from '../src/keys.js';
+import { generateApiKey, generateKeyId, hashApiKey, keyHint } from '../src/modules/accounts/keys.js';
 import { RateLimiter } from '../src/ratelimit/limiter.js';
 import { MemoryCounterStore } from '../src/ratelimit/memory.js';
 import type { ConsumeRequest, ConsumeResult, CounterStore } from '../src/ratelimit/store.js';
-import { Pets } from '../src/schemas.js';
-import { SqliteStorage } from '../src/storage/sqlite.js';
+import { Pets } from '../src/modules/pets/schemas.js';
+import { SqliteDatabase } from '../src/db/sqlite.js';
+import { accountRepository } from '../src/modules/accounts/repository.js';
+import { petRepository } from '../src/modules/pets/repository.js';
 
 async function bench(label: string, fn: () => unknown, n = 40_000): Promise<number> {
   for (let i = 0; i < Math.min(n, 5000); i++) await fn();
@@ -34,16 +36,16 @@ async function bench(label: string, fn: () => unknown, n = 40_000): Promise<numb
 
 const dir = mkdtempSync(join(tmpdir(), 'pet-adoption-micro-'));
 const file = join(dir, 'micro.db');
-const storage = new SqliteStorage(file);
-await storage.seedPets(100_000, Date.now());
-const account = await storage.upsertAccount({ name: 'micro', plan: 'enterprise' }, Date.now());
+const storage = new SqliteDatabase(file);
+await storage.repository(petRepository).seed(100_000, Date.now());
+const account = await storage
+  .repository(accountRepository)
+  .upsertAccount({ name: 'micro', plan: 'enterprise' }, Date.now());
 const key = generateApiKey();
 const hash = hashApiKey(key);
-await storage.createKey(
-  account.id,
-  { id: generateKeyId(), hash, hint: keyHint(key), expiresAt: null },
-  Date.now(),
-);
+await storage
+  .repository(accountRepository)
+  .createKey(account.id, { id: generateKeyId(), hash, hint: keyHint(key), expiresAt: null }, Date.now());
 
 // The statements as they were before: bound LIMIT, row objects built by better-sqlite3.
 const db = new Database(file);
@@ -76,8 +78,8 @@ await bench('  literal LIMIT 21, better-sqlite3 row objects', () => {
   rows.length = 20;
   return serialize(rows);
 });
-await bench('  after: SqliteStorage.listPets (literal LIMIT, raw rows + JS objects)', async () => {
-  const rows = await storage.listPets({ limit: 21 });
+await bench('  after: SqliteDatabase.listPets (literal LIMIT, raw rows + JS objects)', async () => {
+  const rows = await storage.repository(petRepository).list({ limit: 21 });
   rows.length = 20;
   return serialize(rows);
 });
@@ -94,9 +96,9 @@ await bench(
   10_000,
 );
 await bench(
-  '  after: SqliteStorage.listPets',
+  '  after: SqliteDatabase.listPets',
   async () => {
-    const rows = await storage.listPets({ status: 'available', limit: 101 });
+    const rows = await storage.repository(petRepository).list({ status: 'available', limit: 101 });
     rows.length = 100;
     return serialize(rows);
   },
@@ -118,7 +120,10 @@ await bench('  before: key lookup, one JOIN query per request', () => {
 const TURN = 50;
 const perTurn = await bench(
   '  after: findKeyByHash, 50 in one turn (data_version once + cache hits)',
-  () => Promise.all(Array.from({ length: TURN }, () => storage.findKeyByHash(hash))),
+  () =>
+    Promise.all(
+      Array.from({ length: TURN }, () => storage.repository(accountRepository).findKeyByHash(hash)),
+    ),
   4_000,
 );
 process.stdout.write(`${'    … per lookup'.padEnd(74)} ${(perTurn / TURN).toFixed(2).padStart(7)} µs\n`);

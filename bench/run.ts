@@ -33,9 +33,10 @@ import { cpus, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
-import { generateApiKey, generateKeyId, hashApiKey, keyHint } from '../src/keys.js';
-import { SqliteStorage } from '../src/storage/sqlite.js';
+import { generateApiKey, generateKeyId, hashApiKey, keyHint } from '../src/modules/accounts/keys.js';
+import { SqliteDatabase } from '../src/db/sqlite.js';
 import type { RecordedResponse } from './baseline-server.js';
+import { accountRepository } from '../src/modules/accounts/repository.js';
 
 const execFileAsync = promisify(execFile);
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
@@ -511,21 +512,25 @@ async function createKey(env: Env, account: string): Promise<string> {
 
 /** Creates many accounts with one key each straight through the storage API (10,000 CLI runs would take minutes). */
 async function createSoakAccounts(dbPath: string, count: number): Promise<string[]> {
-  const storage = new SqliteStorage(dbPath);
+  const storage = new SqliteDatabase(dbPath);
   const keys: string[] = [];
   try {
     const now = Date.now();
     for (let i = 0; i < count; i++) {
-      const account = await storage.upsertAccount(
-        { name: `soak-${i}`, plan: 'enterprise', perMinute: 1_000_000_000, perDay: 1_000_000_000 },
-        now,
-      );
+      const account = await storage
+        .repository(accountRepository)
+        .upsertAccount(
+          { name: `soak-${i}`, plan: 'enterprise', perMinute: 1_000_000_000, perDay: 1_000_000_000 },
+          now,
+        );
       const key = generateApiKey();
-      await storage.createKey(
-        account.id,
-        { id: generateKeyId(), hash: hashApiKey(key), hint: keyHint(key), expiresAt: null },
-        now,
-      );
+      await storage
+        .repository(accountRepository)
+        .createKey(
+          account.id,
+          { id: generateKeyId(), hash: hashApiKey(key), hint: keyHint(key), expiresAt: null },
+          now,
+        );
       keys.push(key);
     }
   } finally {
@@ -584,13 +589,13 @@ interface PgTarget {
 }
 
 async function postgresSkipReason(target: PgTarget): Promise<string | undefined> {
-  const source = readFileSync(join(ROOT, 'src', 'storage', 'postgres.ts'), 'utf8');
-  const built = join(ROOT, 'dist', 'storage', 'postgres.js');
+  const source = readFileSync(join(ROOT, 'src', 'db', 'postgres.ts'), 'utf8');
+  const built = join(ROOT, 'dist', 'db', 'postgres.js');
   if (
     /not implemented yet/i.test(source) ||
     (existsSync(built) && /not implemented yet/i.test(readFileSync(built, 'utf8')))
   ) {
-    return 'src/storage/postgres.ts is still a placeholder';
+    return 'src/db/postgres.ts is still a placeholder';
   }
   const redisSource = readFileSync(join(ROOT, 'src', 'ratelimit', 'redis.ts'), 'utf8');
   if (/not implemented yet/i.test(redisSource)) return 'src/ratelimit/redis.ts is still a placeholder';

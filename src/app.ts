@@ -4,26 +4,23 @@
  */
 import { Ajv } from 'ajv';
 import addFormatsPlugin from 'ajv-formats';
-import Fastify, {
-  LogController,
-  type FastifyBaseLogger,
-  type FastifyInstance,
-  type HTTPMethods,
-} from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
-import { ApiError, errorBody } from './errors.js';
-import { addressCounter, registerAccess } from './plugins/access.js';
-import { registerErrorHandling, sendError, toApiError } from './plugins/errors.js';
-import { createRegistry, registerObservability, requestId } from './plugins/observability.js';
-import { registerOpenApi } from './plugins/openapi.js';
+import type { Database } from './db/database.js';
+import { addressCounter, registerAccess } from './http/access.js';
+import { registerErrorHandling, sendError, toApiError } from './http/error-handler.js';
+import { ApiError, errorBody } from './http/errors.js';
+import { healthRoutes } from './http/health.js';
+import { collectRoutes } from './http/method-not-allowed.js';
+import { createRegistry, registerObservability, requestId } from './http/observability.js';
+import { registerOpenApi } from './http/openapi.js';
+import { ErrorSchema } from './http/responses.js';
+import { MODULES } from './modules/index.js';
+import type { ApiModule } from './modules/module.js';
 import { RateLimiter } from './ratelimit/limiter.js';
 import type { CounterStore } from './ratelimit/store.js';
-import { categoryRoutes } from './routes/categories.js';
-import { healthRoutes } from './routes/health.js';
-import { petRoutes } from './routes/pets.js';
-import type { Storage } from './storage/storage.js';
 
 export type AppConfig = Pick<
   Config,
@@ -32,11 +29,13 @@ export type AppConfig = Pick<
 
 export interface AppOptions {
   config: AppConfig;
-  storage: Storage;
+  database: Database;
   counterStore: CounterStore;
   clock?: Clock;
   /** Omitted: no logging (tests). */
   logger?: FastifyBaseLogger;
+  /** The resource modules to serve; all of them (src/modules/index.ts) unless given. */
+  modules?: ApiModule[];
 }
 
 export const BODY_LIMIT = 16 * 1024;
@@ -61,10 +60,9 @@ function makeAjv(coerce: boolean): Ajv {
   return ajv;
 }
 
-const ALL_METHODS: HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
-
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
-  const { config, storage, counterStore } = options;
+  const { config, database, counterStore } = options;
+  const modules = options.modules ?? MODULES;
   const clock = options.clock ?? systemClock;
 
   const limiter = new RateLimiter(counterStore, config);
@@ -114,37 +112,25 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const registry = createRegistry();
   registerObservability(app, registry);
   registerErrorHandling(app);
-  registerAccess(app, { storage, limiter, clock, countByAddress });
+  registerAccess(app, { database, limiter, clock, countByAddress });
 
-  // Remember which methods each /v1 path answers, to answer the others with 405 and an Allow header.
-  const methodsByPath = new Map<string, Set<string>>();
-  app.addHook('onRoute', (route) => {
-    if (!route.url.startsWith('/v1/') || route.url.startsWith('/v1/docs')) return;
-    const methods = methodsByPath.get(route.url) ?? new Set<string>();
-    for (const m of [route.method].flat()) methods.add(m);
-    methodsByPath.set(route.url, methods);
-  });
-
-  await registerOpenApi(app);
-  await app.register(petRoutes, { prefix: '/v1', storage, clock });
-  await app.register(categoryRoutes, { prefix: '/v1', storage });
-  await app.register(healthRoutes, { storage, counterStore, registry });
-  app.get('/v1/openapi.json', { config: { public: true }, schema: { hide: true } }, () => app.swagger());
-
-  for (const [url, methods] of [...methodsByPath]) {
-    const allow = [...methods].sort().join(', ');
-    const others = ALL_METHODS.filter((m) => !methods.has(m));
-    if (others.length === 0) continue;
-    app.route({
-      method: others,
-      url,
-      config: { anyCaller: true },
-      schema: { hide: true },
-      handler: async () => {
-        throw new ApiError('method_not_allowed', undefined, undefined, { allow });
-      },
-    });
+  // Component schemas are registered once: routes reference them with $ref (see http/schemas.ts `ref`),
+  // and the OpenAPI document lists them under components.schemas.
+  for (const schema of [ErrorSchema, ...modules.flatMap((m) => m.components ?? [])]) {
+    app.addSchema(schema);
+    bodyAjv.addSchema(schema);
+    textAjv.addSchema(schema);
   }
+
+  const routes = collectRoutes(app);
+  await registerOpenApi(app, { tags: modules.flatMap((m) => (m.tag ? [m.tag] : [])) });
+  for (const module of modules) {
+    await app.register(module.routes, { prefix: '/v1', database, clock });
+  }
+  await app.register(healthRoutes, { database, counterStore, registry });
+  app.get('/v1/openapi.json', { config: { public: true }, schema: { hide: true } }, () => app.swagger());
+  // Last: every /v1 route exists now, and none may be added after.
+  routes.answerOtherMethods();
 
   return app;
 }

@@ -1,13 +1,16 @@
 #!/usr/bin/env node
 /**
- * `pet-adoption`: the service's command line. Same environment as the server. Results go to stdout
+ * `pet-adoption`: the service's command line, one file per command in src/cli/. Same environment as the server. Results go to stdout
  * (a new key alone on the last line), errors to stderr with a non-zero exit code.
  */
-import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig, type Config } from './config.js';
-import { generateApiKey, generateKeyId, hashApiKey, keyHint } from './keys.js';
-import { createStorage } from './storage/index.js';
-import { PLANS, StorageUnavailableError, type Plan, type Storage } from './storage/storage.js';
+import { accountsUnban } from './cli/accounts.js';
+import { UsageError, print } from './cli/common.js';
+import { keysCreate, keysList, keysRevoke } from './cli/keys.js';
+import { migrate } from './cli/migrate.js';
+import { seed } from './cli/seed.js';
+import { serveCommand } from './cli/serve.js';
+import { ConfigError, loadConfig } from './config.js';
+import { StorageUnavailableError } from './db/database.js';
 
 const USAGE = `Usage: pet-adoption <command>
 
@@ -22,140 +25,6 @@ const USAGE = `Usage: pet-adoption <command>
   accounts unban NAME                     lift a temporary ban at once
 
 Configuration comes from the environment: DATABASE_URL, REDIS_URL, PORT, HOST, LOG_LEVEL, … (see README).`;
-
-class UsageError extends Error {}
-
-function positiveInt(value: string | undefined, flag: string): number | undefined {
-  if (value === undefined) return undefined;
-  if (!/^[1-9][0-9]{0,12}$/.test(value)) throw new UsageError(`${flag} must be a positive whole number`);
-  return Number(value);
-}
-
-async function withStorage<T>(config: Config, fn: (storage: Storage) => Promise<T>): Promise<T> {
-  const storage = await createStorage(config);
-  try {
-    await storage.migrate();
-    return await fn(storage);
-  } finally {
-    await storage.close();
-  }
-}
-
-const print = (line: string): boolean => process.stdout.write(`${line}\n`);
-
-async function keysCreate(config: Config, args: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      account: { type: 'string' },
-      plan: { type: 'string' },
-      'per-minute': { type: 'string' },
-      'per-day': { type: 'string' },
-      expires: { type: 'string' },
-      json: { type: 'boolean', default: false },
-    },
-  });
-  const account = values.account?.trim();
-  if (!account) throw new UsageError('keys create needs --account NAME');
-  if (account.length > 100) throw new UsageError('--account must be at most 100 characters');
-  const plan = values.plan as Plan | undefined;
-  if (plan !== undefined && !PLANS.includes(plan))
-    throw new UsageError(`--plan must be one of ${PLANS.join(', ')}`);
-  const perMinute = positiveInt(values['per-minute'], '--per-minute');
-  const perDay = positiveInt(values['per-day'], '--per-day');
-  let expiresAt: number | null = null;
-  if (values.expires !== undefined) {
-    expiresAt = Date.parse(values.expires);
-    if (Number.isNaN(expiresAt)) throw new UsageError('--expires must be an ISO-8601 date/time');
-  }
-  await withStorage(config, async (storage) => {
-    const existing = await storage.findAccount(account);
-    const effectivePlan = plan ?? existing?.plan ?? 'free';
-    if ((perMinute !== undefined || perDay !== undefined) && effectivePlan !== 'enterprise') {
-      throw new UsageError('--per-minute and --per-day are for --plan enterprise');
-    }
-    const now = Date.now();
-    const saved = await storage.upsertAccount({ name: account, plan, perMinute, perDay }, now);
-    const key = generateApiKey();
-    const id = generateKeyId();
-    await storage.createKey(saved.id, { id, hash: hashApiKey(key), hint: keyHint(key), expiresAt }, now);
-    const info = {
-      key,
-      id,
-      account: saved.name,
-      plan: saved.plan,
-      perMinute: saved.perMinute,
-      perDay: saved.perDay,
-      expiresAt: expiresAt === null ? null : new Date(expiresAt).toISOString(),
-    };
-    if (values.json) return void print(JSON.stringify(info));
-    print(
-      `Created key ${id} for account "${saved.name}" (plan ${saved.plan}: ${saved.perMinute}/minute, ${saved.perDay}/day).`,
-    );
-    if (info.expiresAt) print(`It expires at ${info.expiresAt}.`);
-    print('The key is shown only this once; store it now:');
-    print(key);
-  });
-}
-
-async function keysList(config: Config, args: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args,
-    options: { account: { type: 'string' }, json: { type: 'boolean', default: false } },
-  });
-  await withStorage(config, async (storage) => {
-    const keys = await storage.listKeys(values.account);
-    const iso = (t: number | null): string | null => (t === null ? null : new Date(t).toISOString());
-    const rows = keys.map((k) => ({
-      id: k.id,
-      account: k.account,
-      hint: k.hint,
-      createdAt: iso(k.createdAt),
-      expiresAt: iso(k.expiresAt),
-      revokedAt: iso(k.revokedAt),
-    }));
-    if (values.json) return void print(JSON.stringify(rows));
-    if (rows.length === 0) return void print('No keys.');
-    for (const r of rows) {
-      const state = r.revokedAt
-        ? `revoked ${r.revokedAt}`
-        : r.expiresAt
-          ? `expires ${r.expiresAt}`
-          : 'active';
-      print(`${r.id}  ${r.account}  ${r.hint}  created ${r.createdAt}  ${state}`);
-    }
-  });
-}
-
-async function keysRevoke(config: Config, args: string[]): Promise<void> {
-  const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
-  const id = positionals[0];
-  if (!id || positionals.length > 1) throw new UsageError('keys revoke needs exactly one KEY_ID');
-  await withStorage(config, async (storage) => {
-    if (!(await storage.revokeKey(id, Date.now()))) throw new UsageError(`no key with id ${id}`);
-    print(`Revoked key ${id}.`);
-  });
-}
-
-async function accountsUnban(config: Config, args: string[]): Promise<void> {
-  const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
-  const name = positionals[0];
-  if (!name || positionals.length > 1) throw new UsageError('accounts unban needs exactly one account NAME');
-  await withStorage(config, async (storage) => {
-    if (!(await storage.liftBan(name, Date.now()))) throw new UsageError(`no account named ${name}`);
-    print(`Lifted any ban on account "${name}".`);
-  });
-}
-
-async function seed(config: Config, args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, options: { pets: { type: 'string' } } });
-  const count = positiveInt(values.pets, '--pets');
-  if (count === undefined) throw new UsageError('seed needs --pets N');
-  await withStorage(config, async (storage) => {
-    await storage.seedPets(count, Date.now());
-    print(`Added ${count} demo pets.`);
-  });
-}
 
 /** StorageUnavailableError's own message says only "storage unavailable"; the cause says why. */
 function describeError(error: unknown): string {
@@ -181,14 +50,11 @@ export async function main(argv: string[]): Promise<number> {
     }
     const config = loadConfig();
     switch (command) {
-      case 'serve': {
-        const { serve } = await import('./server.js');
-        await serve(config);
+      case 'serve':
+        await serveCommand(config);
         return 0;
-      }
       case 'migrate':
-        await withStorage(config, async () => undefined);
-        print('Migrations applied.');
+        await migrate(config);
         return 0;
       case 'seed':
         await seed(

@@ -6,9 +6,10 @@ import closeWithGrace from 'close-with-grace';
 import pino from 'pino';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
+import { openDatabase } from './db/index.js';
+import { IDEMPOTENCY_RETENTION_MS } from './http/idempotency/index.js';
+import { idempotencyRepository } from './http/idempotency/repository.js';
 import { createCounterStore } from './ratelimit/index.js';
-import { createStorage } from './storage/index.js';
-import { IDEMPOTENCY_RETENTION_MS } from './storage/storage.js';
 
 export const FIRST_KEY_HINT =
   'This is a new database. Create the first API key with:\n' +
@@ -25,13 +26,14 @@ export function createLogger(config: Config): pino.Logger {
 
 export async function serve(config: Config): Promise<void> {
   const logger = createLogger(config);
-  const storage = await createStorage(config);
-  const { fresh } = await storage.migrate();
+  const database = await openDatabase(config);
+  const { fresh } = await database.migrate();
   const counterStore = await createCounterStore(config, logger);
-  const app = await buildApp({ config, storage, counterStore, logger });
+  const app = await buildApp({ config, database, counterStore, logger });
 
   const purge = setInterval(() => {
-    storage.purgeIdempotency(Date.now() - IDEMPOTENCY_RETENTION_MS).catch((err: unknown) => {
+    const idempotency = database.repository(idempotencyRepository);
+    idempotency.purge(Date.now() - IDEMPOTENCY_RETENTION_MS).catch((err: unknown) => {
       logger.warn({ err }, 'idempotency purge failed');
     });
   }, 3600_000);
@@ -55,15 +57,15 @@ export async function serve(config: Config): Promise<void> {
     const reap = setInterval(() => app.server.closeIdleConnections(), 100);
     await app.close().finally(() => clearInterval(reap));
     await counterStore.close();
-    await storage.close();
+    await database.close();
     logger.flush();
   });
 
   const address = await app.listen({ port: config.port, host: config.host });
   const base = `${address}/v1`;
-  logger.info({ address: base, storage: storage.kind, rateLimitStore: counterStore.kind }, 'listening');
+  logger.info({ address: base, storage: database.kind, rateLimitStore: counterStore.kind }, 'listening');
   process.stderr.write(
-    `Pet Adoption Service listening on ${base} (storage: ${storage.kind}, rate limits: ${counterStore.kind})\n`,
+    `Pet Adoption Service listening on ${base} (storage: ${database.kind}, rate limits: ${counterStore.kind})\n`,
   );
   if (fresh) {
     const hostPort = address.replace(/^https?:\/\//, '');

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { errorCatalogue } from '../src/errors.js';
+import { errorCatalogue } from '../src/http/errors.js';
 
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
 

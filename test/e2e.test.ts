@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { Pet } from '../src/schemas.js';
+import type { Pet } from '../src/modules/pets/schemas.js';
 import { backends, PG_URL, REDIS_URL, uniqueName, type Backend } from './helpers.js';
 import { cli, CLI, killAll, ROOT, serve, waitForExit, type Server } from './support/processes.js';
 

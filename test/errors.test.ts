@@ -1,74 +1,20 @@
 /**
  * The error contract for everything under /v1: whatever goes wrong, the client gets the Error shape
  * `{ code, message, status }` with `status` equal to the HTTP status, `application/json`, an X-Request-Id,
- * and the rate-limit headers. Internal faults are produced by fault injection: a real storage with one
- * method replaced by one that throws.
+ * and the rate-limit headers. Internal faults are produced by fault injection: a real database with one
+ * repository method replaced by one that throws (test/support/faults.ts).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import { buildApp } from '../src/app.js';
-import { errorCatalogue } from '../src/errors.js';
-import type { CounterStore } from '../src/ratelimit/store.js';
-import { StorageUnavailableError, type Storage } from '../src/storage/storage.js';
-import {
-  backends,
-  issueKey,
-  bearer,
-  countPets,
-  createTestContext,
-  defaultTestConfig,
-  TestClock,
-  type Backend,
-  type TestContext,
-} from './helpers.js';
-
-const ERROR_FIELDS = ['code', 'message', 'status', 'details'];
-
-function assertErrorShape(
-  res: LightMyRequestResponse,
-  status: number,
-  code: string | RegExp,
-  label: string,
-): void {
-  assert.equal(res.statusCode, status, `${label}: ${res.statusCode} ${res.body}`);
-  assert.match(String(res.headers['content-type']), /^application\/json\b/, `${label}: content-type`);
-  const body = res.json();
-  if (typeof code === 'string') assert.equal(body.code, code, label);
-  else assert.match(body.code, code, label);
-  assert.match(body.code, /^[a-z][a-z0-9]*(_[a-z0-9]+)*$/, `${label}: code is snake_case`);
-  assert.ok(body.code in errorCatalogue, `${label}: code ${body.code} is in the catalogue`);
-  assert.equal(body.status, status, `${label}: body.status`);
-  assert.equal(typeof body.message, 'string', label);
-  assert.ok(body.message.length > 0, label);
-  assert.deepEqual(
-    Object.keys(body).filter((k) => !ERROR_FIELDS.includes(k)),
-    [],
-    `${label}: no fields beyond the Error shape`,
-  );
-  if (body.details !== undefined) {
-    assert.ok(Array.isArray(body.details), label);
-    for (const d of body.details) assert.deepEqual(Object.keys(d).sort(), ['field', 'message'], label);
-  }
-  assert.match(String(res.headers['x-request-id']), /^[\w.:-]{1,128}$/, `${label}: X-Request-Id`);
-}
-
-function assertRateLimitHeaders(res: LightMyRequestResponse, label: string): void {
-  for (const name of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']) {
-    assert.match(String(res.headers[name]), /^\d+$/, `${label}: ${name}`);
-  }
-}
-
-/** Error shape plus the headers every /v1 response carries. */
-function assertV1Error(
-  res: LightMyRequestResponse,
-  status: number,
-  code: string | RegExp,
-  label: string,
-): void {
-  assertErrorShape(res, status, code, label);
-  assertRateLimitHeaders(res, label);
-}
+import type { InjectOptions, LightMyRequestResponse } from 'fastify';
+import { StorageUnavailableError } from '../src/db/database.js';
+import { errorCatalogue } from '../src/http/errors.js';
+import { accountRepository } from '../src/modules/accounts/repository.js';
+import { categoryRepository } from '../src/modules/categories/repository.js';
+import { petRepository } from '../src/modules/pets/repository.js';
+import { backends, bearer, countPets, createTestContext, type TestContext } from './helpers.js';
+import { assertErrorShape, assertRateLimitHeaders, assertV1Error } from './support/assertions.js';
+import { faultyApp, type Fault, type FaultyApp } from './support/faults.js';
 
 for (const backend of await backends()) {
   describe(`errors [${backend.name}]`, () => {
@@ -137,7 +83,7 @@ for (const backend of await backends()) {
     });
 
     test('non-JSON bodies → 415 unsupported_media_type, and nothing is created', async () => {
-      const before = await countPets(ctx.storage);
+      const before = await countPets(ctx.database);
       const cases: [string | undefined, string][] = [
         ['text/plain', '{"name":"Rex","categoryId":1}'],
         ['application/x-www-form-urlencoded', 'name=Rex&categoryId=1'],
@@ -159,7 +105,7 @@ for (const backend of await backends()) {
           String(type),
         );
       }
-      assert.equal(await countPets(ctx.storage), before);
+      assert.equal(await countPets(ctx.database), before);
     });
 
     test('JSON media type parameters and case are accepted', async () => {
@@ -175,7 +121,7 @@ for (const backend of await backends()) {
     });
 
     test('bodies over 16 KiB → 413 payload_too_large; just under the limit is parsed', async () => {
-      const before = await countPets(ctx.storage);
+      const before = await countPets(ctx.database);
       const big = JSON.stringify({ name: 'x'.repeat(17 * 1024), categoryId: 1 });
       assertV1Error(
         await inject({
@@ -215,7 +161,7 @@ for (const backend of await backends()) {
         'validation_failed',
         '16 KiB exactly',
       );
-      assert.equal(await countPets(ctx.storage), before);
+      assert.equal(await countPets(ctx.database), before);
     });
 
     test('malformed JSON → 400 invalid_json', async () => {
@@ -267,7 +213,7 @@ for (const backend of await backends()) {
     });
 
     test('__proto__ and constructor.prototype payloads → 400, create nothing, pollute nothing', async () => {
-      const before = await countPets(ctx.storage);
+      const before = await countPets(ctx.database);
       const payloads = [
         '{"__proto__":{"admin":true},"name":"Rex","categoryId":1}',
         '{"name":"Rex","categoryId":1,"__proto__":{"status":"sold"}}',
@@ -285,7 +231,7 @@ for (const backend of await backends()) {
         assertV1Error(res, 400, /^(invalid_json|validation_failed)$/, payload);
       }
       assert.equal(({} as Record<string, unknown>).admin, undefined, 'Object.prototype is untouched');
-      assert.equal(await countPets(ctx.storage), before);
+      assert.equal(await countPets(ctx.database), before);
     });
 
     test('malformed URLs → 400 in the Error shape, with a request id', async () => {
@@ -368,19 +314,20 @@ for (const backend of await backends()) {
     }
 
     test('a plain Error from storage in a handler → 500 internal_error without internals', async () => {
-      for (const [method, fault, request] of [
-        ['listPets', () => Promise.reject(new Error(secret)), { url: '/v1/pets' }],
-        ['getPet', () => Promise.reject(new TypeError(secret)), { url: '/v1/pets/1' }],
-        ['listCategories', () => Promise.reject(new RangeError(secret)), { url: '/v1/categories' }],
+      for (const [target, method, fault, request] of [
+        [petRepository, 'list', () => Promise.reject(new Error(secret)), { url: '/v1/pets' }],
+        [petRepository, 'get', () => Promise.reject(new TypeError(secret)), { url: '/v1/pets/1' }],
+        [categoryRepository, 'list', () => Promise.reject(new RangeError(secret)), { url: '/v1/categories' }],
         [
-          'createPet',
+          petRepository,
+          'create',
           () => {
             throw new Error(secret); // synchronous throw, not a rejection
           },
           { method: 'POST', url: '/v1/pets', payload: { name: 'Rex', categoryId: 1 } },
         ],
-      ] as [keyof Storage, () => Promise<never>, InjectOptions][]) {
-        faulty.faults = { [method]: fault };
+      ] as [Fault[0], string, Fault[2], InjectOptions][]) {
+        faulty.setFaults([[target, method, fault]]);
         const res = await faulty.app.inject({
           ...request,
           headers: { ...bearer(faulty.key), 'x-request-id': 'fault-1' },
@@ -397,13 +344,19 @@ for (const backend of await backends()) {
     });
 
     test('StorageUnavailableError in a handler → 503 service_unavailable with Retry-After', async () => {
-      for (const [method, request] of [
-        ['listPets', { url: '/v1/pets' }],
-        ['getPet', { url: '/v1/pets/1' }],
-        ['createPet', { method: 'POST', url: '/v1/pets', payload: { name: 'Rex', categoryId: 1 } }],
-        ['listCategories', { url: '/v1/categories' }],
-      ] as [keyof Storage, InjectOptions][]) {
-        faulty.faults = { [method]: () => Promise.reject(new StorageUnavailableError(new Error(secret))) };
+      for (const [target, method, request] of [
+        [petRepository, 'list', { url: '/v1/pets' }],
+        [petRepository, 'get', { url: '/v1/pets/1' }],
+        [
+          petRepository,
+          'create',
+          { method: 'POST', url: '/v1/pets', payload: { name: 'Rex', categoryId: 1 } },
+        ],
+        [categoryRepository, 'list', { url: '/v1/categories' }],
+      ] as [Fault[0], string, InjectOptions][]) {
+        faulty.setFaults([
+          [target, method, () => Promise.reject(new StorageUnavailableError(new Error(secret)))],
+        ]);
         const res = await faulty.app.inject({ ...request, headers: bearer(faulty.key) });
         assertV1Error(res, 503, 'service_unavailable', method);
         assert.match(String(res.headers['retry-after']), /^[1-9]\d*$/, `${method}: Retry-After`);
@@ -412,20 +365,28 @@ for (const backend of await backends()) {
     });
 
     test('storage failing during authentication → 503 (unavailable) or 500 (fault), never a 401', async () => {
-      faulty.faults = { findKeyByHash: () => Promise.reject(new StorageUnavailableError(new Error(secret))) };
+      faulty.setFaults([
+        [
+          accountRepository,
+          'findKeyByHash',
+          () => Promise.reject(new StorageUnavailableError(new Error(secret))),
+        ],
+      ]);
       let res = await faulty.app.inject({ url: '/v1/pets', headers: bearer(faulty.key) });
       assertErrorShape(res, 503, 'service_unavailable', 'auth unavailable');
       assert.match(String(res.headers['retry-after']), /^[1-9]\d*$/);
       assertNoLeak(res, 'auth unavailable');
 
-      faulty.faults = { findKeyByHash: () => Promise.reject(new Error(secret)) };
+      faulty.setFaults([[accountRepository, 'findKeyByHash', () => Promise.reject(new Error(secret))]]);
       res = await faulty.app.inject({ url: '/v1/pets', headers: bearer(faulty.key) });
       assertErrorShape(res, 500, 'internal_error', 'auth fault');
       assertNoLeak(res, 'auth fault');
     });
 
     test('storage failing during authentication still answers with the rate-limit headers', async () => {
-      faulty.faults = { findKeyByHash: () => Promise.reject(new StorageUnavailableError()) };
+      faulty.setFaults([
+        [accountRepository, 'findKeyByHash', () => Promise.reject(new StorageUnavailableError())],
+      ]);
       assertRateLimitHeaders(
         await faulty.app.inject({ url: '/v1/pets', headers: bearer(faulty.key) }),
         'auth unavailable',
@@ -433,8 +394,8 @@ for (const backend of await backends()) {
     });
 
     test('a failed write leaves nothing behind, and the service recovers when storage does', async () => {
-      const before = await countPets(faulty.storage);
-      faulty.faults = { createPet: () => Promise.reject(new StorageUnavailableError()) };
+      const before = await countPets(faulty.database);
+      faulty.setFaults([[petRepository, 'create', () => Promise.reject(new StorageUnavailableError())]]);
       const failed = await faulty.app.inject({
         method: 'POST',
         url: '/v1/pets',
@@ -442,8 +403,8 @@ for (const backend of await backends()) {
         payload: { name: 'Rex', categoryId: 1 },
       });
       assert.equal(failed.statusCode, 503);
-      faulty.faults = {};
-      assert.equal(await countPets(faulty.storage), before);
+      faulty.setFaults([]);
+      assert.equal(await countPets(faulty.database), before);
       const ok = await faulty.app.inject({
         method: 'POST',
         url: '/v1/pets',
@@ -451,62 +412,16 @@ for (const backend of await backends()) {
         payload: { name: 'Rex', categoryId: 1 },
       });
       assert.equal(ok.statusCode, 201);
-      assert.equal(await countPets(faulty.storage), before + 1);
+      assert.equal(await countPets(faulty.database), before + 1);
     });
 
     test('/readyz reports unavailable storage with 503 and recovers', async () => {
-      faulty.faults = { ping: () => Promise.reject(new StorageUnavailableError()) };
+      faulty.setFaults([['database', 'ping', () => Promise.reject(new StorageUnavailableError())]]);
       const down = await faulty.app.inject({ url: '/readyz' });
       assert.equal(down.statusCode, 503);
       assert.equal(down.json().storage, 'unavailable');
-      faulty.faults = {};
+      faulty.setFaults([]);
       assert.equal((await faulty.app.inject({ url: '/readyz' })).statusCode, 200);
     });
   });
-}
-
-interface FaultyApp {
-  app: FastifyInstance;
-  /** The real storage underneath, for checking what was (not) written. */
-  storage: Storage;
-  key: string;
-  /** Storage methods to replace, looked up on every call. */
-  faults: Partial<Record<keyof Storage, () => Promise<never>>>;
-  close(): Promise<void>;
-}
-
-/**
- * An app over a real storage whose methods can be made to fail one at a time: fault injection, not a
- * mock: every call that is not faulted reaches the real database.
- */
-async function faultyApp(backend: Backend): Promise<FaultyApp> {
-  const storage = await backend.createStorage();
-  await storage.migrate();
-  const counterStore: CounterStore = await backend.createCounterStore();
-  const clock = new TestClock();
-  const account = await storage.upsertAccount({ name: 'faulty', plan: 'business' }, clock.now);
-  const { key } = await issueKey(storage, account.id, clock.now);
-
-  const state: FaultyApp = {
-    app: undefined as unknown as FastifyInstance,
-    storage,
-    key,
-    faults: {},
-    async close() {
-      await state.app.close();
-      await counterStore.close();
-      await storage.close();
-    },
-  };
-  const wrapped = new Proxy(storage, {
-    get(target, property) {
-      const fault = typeof property === 'string' ? state.faults[property as keyof Storage] : undefined;
-      if (fault) return fault;
-      const value: unknown = Reflect.get(target, property, target);
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-    },
-  });
-  state.app = await buildApp({ config: defaultTestConfig, storage: wrapped, counterStore, clock: clock.fn });
-  await state.app.ready();
-  return state;
 }

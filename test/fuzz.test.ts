@@ -11,7 +11,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
-import { PET_STATUSES } from '../src/schemas.js';
+import { assertErrorShape, SAFE_REQUEST_ID } from './support/assertions.js';
+import { PET_STATUSES } from '../src/modules/pets/schemas.js';
 import { backends, bearer, countPets, createTestContext, type TestContext } from './helpers.js';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20_260_615);
@@ -20,28 +21,11 @@ const SETTINGS = { seed: SEED, numRuns: RUNS, timeout: 10_000, endOnFailure: fal
 /** A generous bound for a whole property: a hang fails the test instead of stalling the run. */
 const TEST_TIMEOUT = 120_000;
 
-const SAFE_REQUEST_ID = /^[\w.:-]{1,128}$/;
-
 /** The invariant every response keeps, whatever the request. */
 function assertWellFormed(res: LightMyRequestResponse, label: string): void {
   assert.ok(res.statusCode < 500, `${label}: ${res.statusCode} ${res.body}`);
   assert.match(String(res.headers['x-request-id']), SAFE_REQUEST_ID, `${label}: X-Request-Id`);
-  if (res.statusCode < 400) return;
-  assert.match(String(res.headers['content-type']), /^application\/json\b/, `${label}: content-type`);
-  let body: Record<string, unknown>;
-  try {
-    body = res.json();
-  } catch {
-    assert.fail(`${label}: ${res.statusCode} body is not JSON: ${res.body}`);
-  }
-  assert.equal(typeof body, 'object', label);
-  assert.equal(body.status, res.statusCode, `${label}: body.status`);
-  assert.equal(typeof body.code, 'string', label);
-  assert.match(body.code as string, /^[a-z][a-z0-9_]*$/, label);
-  assert.equal(typeof body.message, 'string', label);
-  assert.ok((body.message as string).length > 0, label);
-  for (const k of Object.keys(body))
-    assert.ok(['code', 'message', 'status', 'details'].includes(k), `${label}: field ${k}`);
+  if (res.statusCode >= 400) assertErrorShape(res, res.statusCode, /./, label);
 }
 
 function isPet(value: unknown): boolean {
@@ -144,7 +128,7 @@ for (const backend of await backends()) {
         perMinute: 1_000_000_000,
         perDay: 1_000_000_000,
       }));
-      baseline = await countPets(ctx.storage);
+      baseline = await countPets(ctx.database);
     });
     after(() => ctx.close());
 
@@ -156,7 +140,7 @@ for (const backend of await backends()) {
       if (res.statusCode === 201 && res.headers['idempotent-replayed'] !== 'true') created++;
       if (options.method === 'POST') {
         assert.equal(
-          await countPets(ctx.storage),
+          await countPets(ctx.database),
           baseline + created,
           `${label}: pets grow only by the 201s`,
         );
@@ -424,7 +408,7 @@ for (const backend of await backends()) {
 
     test('in the end, the pets stored are exactly the ones acknowledged with 201', async () => {
       assert.ok(created > 0, 'the generators produced some valid pets');
-      assert.equal(await countPets(ctx.storage), baseline + created);
+      assert.equal(await countPets(ctx.database), baseline + created);
     });
   });
 }

@@ -1,6 +1,6 @@
 /**
  * Test harness: the backends every behavioural suite runs against, and an app factory with an
- * injectable clock and real keys created through the same storage calls the CLI uses.
+ * injectable clock and real keys minted by the same function the CLI's `keys create` calls (mintKey).
  *
  * Backends: `sqlite+memory` always; `postgres+redis` when PostgreSQL (127.0.0.1:5432/test) and Redis
  * (127.0.0.1:6379) answer. When they do not, that backend is skipped with a printed notice, except under
@@ -13,11 +13,17 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { buildApp, type AppConfig } from '../src/app.js';
 import type { Clock } from '../src/clock.js';
-import { generateApiKey, generateKeyId, hashApiKey, keyHint } from '../src/keys.js';
+import type { Database } from '../src/db/database.js';
+import { SqliteDatabase } from '../src/db/sqlite.js';
+import { mintKey } from '../src/modules/accounts/mint.js';
+import {
+  accountRepository,
+  type AccountInput,
+  type AccountRepository,
+} from '../src/modules/accounts/repository.js';
+import { petRepository, type PetRepository } from '../src/modules/pets/repository.js';
 import { MemoryCounterStore } from '../src/ratelimit/memory.js';
 import type { CounterStore } from '../src/ratelimit/store.js';
-import { SqliteStorage } from '../src/storage/sqlite.js';
-import type { AccountInput, Storage } from '../src/storage/storage.js';
 
 export const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -30,21 +36,22 @@ export function uniqueName(label: string): string {
 
 export interface Backend {
   name: string;
-  createStorage(): Promise<Storage>;
+  /** A database on a new, empty store (not yet migrated); close() removes it. */
+  createDatabase(): Promise<Database>;
   createCounterStore(): Promise<CounterStore>;
 }
 
 export const sqliteMemory: Backend = {
   name: 'sqlite+memory',
-  async createStorage() {
+  async createDatabase() {
     const dir = mkdtempSync(join(tmpdir(), 'pet-adoption-test-'));
-    const storage = new SqliteStorage(join(dir, 'test.db'));
-    const close = storage.close.bind(storage);
-    storage.close = async () => {
+    const database = new SqliteDatabase(join(dir, 'test.db'));
+    const close = database.close.bind(database);
+    database.close = async () => {
       await close();
       rmSync(dir, { recursive: true, force: true });
     };
-    return storage;
+    return database;
   },
   async createCounterStore() {
     return new MemoryCounterStore();
@@ -96,9 +103,9 @@ export function externalServicesAvailable(): Promise<boolean> {
 /** The scale-out configuration: each context gets its own PostgreSQL schema and Redis key prefix. */
 export const postgresRedis: Backend = {
   name: 'postgres+redis',
-  async createStorage() {
-    const { createTestPostgresStorage } = await import('./support/postgres.js');
-    return createTestPostgresStorage();
+  async createDatabase() {
+    const { createTestPostgresDatabase } = await import('./support/postgres.js');
+    return createTestPostgresDatabase();
   },
   async createCounterStore() {
     const { createTestRedisStore } = await import('./support/redis.js');
@@ -132,7 +139,10 @@ export const defaultTestConfig: AppConfig = {
 
 export interface TestContext {
   app: FastifyInstance;
-  storage: Storage;
+  database: Database;
+  /** The accounts and pets repositories of `database`. */
+  accounts: AccountRepository;
+  pets: PetRepository;
   counterStore: CounterStore;
   clock: TestClock;
   /** Creates an account (if new) and a fresh key for it; returns the secret. */
@@ -146,13 +156,14 @@ export async function createTestContext(
   backend: Backend,
   options: { config?: Partial<AppConfig>; clock?: TestClock } = {},
 ): Promise<TestContext> {
-  const storage = await backend.createStorage();
-  await storage.migrate();
+  const database = await backend.createDatabase();
+  await database.migrate();
+  const accounts = database.repository(accountRepository);
   const counterStore = await backend.createCounterStore();
   const clock = options.clock ?? new TestClock();
   const app = await buildApp({
     config: { ...defaultTestConfig, ...options.config },
-    storage,
+    database,
     counterStore,
     clock: clock.fn,
   });
@@ -160,11 +171,13 @@ export async function createTestContext(
   let accountCounter = 0;
   return {
     app,
-    storage,
+    database,
+    accounts,
+    pets: database.repository(petRepository),
     counterStore,
     clock,
     async createKey(input = {}) {
-      const account = await storage.upsertAccount(
+      const account = await accounts.upsertAccount(
         {
           name: input.name ?? `account-${++accountCounter}-${randomBytes(3).toString('hex')}`,
           plan: input.plan ?? 'business',
@@ -173,39 +186,26 @@ export async function createTestContext(
         },
         clock.now,
       );
-      return issueKey(storage, account.id, clock.now, input.expiresAt ?? null);
+      return mintKey(accounts, account.id, clock.now, input.expiresAt ?? null);
     },
     async close() {
       await app.close();
       await counterStore.close();
-      await storage.close();
+      await database.close();
     },
   };
-}
-
-/** Mints a key for an account through the same storage calls the CLI's `keys create` makes. */
-export async function issueKey(
-  storage: Storage,
-  accountId: number,
-  now: number,
-  expiresAt: number | null = null,
-): Promise<{ key: string; id: string }> {
-  const key = generateApiKey();
-  const id = generateKeyId();
-  await storage.createKey(accountId, { id, hash: hashApiKey(key), hint: keyHint(key), expiresAt }, now);
-  return { key, id };
 }
 
 export function bearer(key: string): { authorization: string } {
   return { authorization: `Bearer ${key}` };
 }
 
-/** How many pets the storage holds, paging through all of them. */
-export async function countPets(storage: Storage): Promise<number> {
+/** How many pets the database holds, paging through all of them. */
+export async function countPets(database: Database): Promise<number> {
   let count = 0;
   let afterId: number | undefined;
   for (;;) {
-    const page = await storage.listPets({ limit: 1000, afterId });
+    const page = await database.repository(petRepository).list({ limit: 1000, afterId });
     count += page.length;
     if (page.length < 1000) return count;
     afterId = page.at(-1)!.id;

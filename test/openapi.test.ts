@@ -9,19 +9,12 @@ import { after, before, describe, test } from 'node:test';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsPlugin from 'ajv-formats';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import { buildApp } from '../src/app.js';
-import { generateApiKey } from '../src/keys.js';
-import { StorageUnavailableError, type Storage } from '../src/storage/storage.js';
-import {
-  backends,
-  issueKey,
-  bearer,
-  createTestContext,
-  defaultTestConfig,
-  TestClock,
-  type Backend,
-  type TestContext,
-} from './helpers.js';
+import { StorageUnavailableError } from '../src/db/database.js';
+import { generateApiKey } from '../src/modules/accounts/keys.js';
+import { categoryRepository } from '../src/modules/categories/repository.js';
+import { petRepository } from '../src/modules/pets/repository.js';
+import { backends, bearer, createTestContext, type TestContext } from './helpers.js';
+import { faultyApp } from './support/faults.js';
 
 type Json = Record<string, unknown>;
 interface Operation extends Json {
@@ -529,7 +522,7 @@ for (const backend of await backends()) {
 
     test('401s on every operation', async () => {
       const { key: revoked, id } = await ctx.createKey();
-      await ctx.storage.revokeKey(id, ctx.clock.now);
+      await ctx.accounts.revokeKey(id, ctx.clock.now);
       const requests: InjectOptions[] = [
         { url: '/v1/pets' },
         { method: 'POST', url: '/v1/pets', payload: { name: 'A', categoryId: 1 } },
@@ -622,7 +615,13 @@ for (const backend of await backends()) {
     });
 
     test('503 from unavailable storage', async () => {
-      const faulty = await unavailableStorageApp(backend);
+      const unavailable = () => Promise.reject(new StorageUnavailableError());
+      const faulty = await faultyApp(backend, [
+        [petRepository, 'list', unavailable],
+        [petRepository, 'get', unavailable],
+        [petRepository, 'create', unavailable],
+        [categoryRepository, 'list', unavailable],
+      ]);
       try {
         const headers = bearer(faulty.key);
         await call('storage down', { url: '/v1/pets', headers }, faulty.app);
@@ -661,35 +660,4 @@ for (const backend of await backends()) {
         assert.ok(operationId! in expected, `the drift test exercises ${operationId}`);
     });
   });
-}
-
-/** An app over a real storage whose pet and category methods report the database as unavailable. */
-async function unavailableStorageApp(
-  backend: Backend,
-): Promise<{ app: FastifyInstance; key: string; close(): Promise<void> }> {
-  const storage = await backend.createStorage();
-  await storage.migrate();
-  const counterStore = await backend.createCounterStore();
-  const clock = new TestClock();
-  const account = await storage.upsertAccount({ name: 'down', plan: 'business' }, clock.now);
-  const { key } = await issueKey(storage, account.id, clock.now);
-  const down = new Set<keyof Storage>(['listPets', 'getPet', 'createPet', 'listCategories']);
-  const wrapped = new Proxy(storage, {
-    get(target, property) {
-      if (down.has(property as keyof Storage)) return () => Promise.reject(new StorageUnavailableError());
-      const value: unknown = Reflect.get(target, property, target);
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-    },
-  });
-  const app = await buildApp({ config: defaultTestConfig, storage: wrapped, counterStore, clock: clock.fn });
-  await app.ready();
-  return {
-    app,
-    key,
-    async close() {
-      await app.close();
-      await counterStore.close();
-      await storage.close();
-    },
-  };
 }

@@ -16,7 +16,7 @@ import type { FastifyBaseLogger, LightMyRequestResponse } from 'fastify';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import { buildApp, type AppConfig } from '../src/app.js';
-import { generateApiKey } from '../src/keys.js';
+import { generateApiKey } from '../src/modules/accounts/keys.js';
 import { MemoryCounterStore } from '../src/ratelimit/memory.js';
 import { RedisCounterStore } from '../src/ratelimit/redis.js';
 import type { ConsumeRequest, CounterStore } from '../src/ratelimit/store.js';
@@ -57,7 +57,7 @@ const MIDNIGHT = Date.UTC(2026, 5, 16);
 const SECONDS_TO_MIDNIGHT = (MIDNIGHT - T0) / 1000;
 
 function backendWith(name: string, createCounterStore: () => Promise<CounterStore>): Backend {
-  return { name, createStorage: () => sqliteMemory.createStorage(), createCounterStore };
+  return { name, createDatabase: () => sqliteMemory.createDatabase(), createCounterStore };
 }
 
 /** A fresh app (own storage, own counters) for one test, closed when the test ends. */
@@ -208,9 +208,9 @@ for (const kind of kinds) {
       const { key } = await ctx.createKey({ name: 'upgrader', plan: 'free' });
       for (let i = 0; i < 60; i++) await call(ctx, key);
       assert.equal((await call(ctx, key)).statusCode, 429);
-      await ctx.storage.upsertAccount({ name: 'upgrader', plan: 'pro' }, ctx.clock.now);
+      await ctx.accounts.upsertAccount({ name: 'upgrader', plan: 'pro' }, ctx.clock.now);
       expectResponse(await call(ctx, key), { status: 200, limit: 300, remaining: 239, resetAt: MINUTE_END });
-      await ctx.storage.upsertAccount(
+      await ctx.accounts.upsertAccount(
         { name: 'upgrader', plan: 'enterprise', perMinute: 62, perDay: 70 },
         ctx.clock.now,
       );
@@ -475,7 +475,7 @@ for (const kind of kinds) {
         const ctx = await open(t, kind, { unauthenticatedPerMinute: 3 });
         const { key } = await ctx.createKey({ plan: 'enterprise', perMinute: 10, perDay: 100 });
         const revoked = await ctx.createKey({ plan: 'enterprise', perMinute: 10, perDay: 100 });
-        await ctx.storage.revokeKey(revoked.id, ctx.clock.now);
+        await ctx.accounts.revokeKey(revoked.id, ctx.clock.now);
         const ip = { limit: 3, resetAt: MINUTE_END, policy: policy(3) };
         // Missing, malformed, unknown: all counted against 127.0.0.1.
         expectResponse(await call(ctx, undefined), { ...ip, status: 401, remaining: 2 });
@@ -613,8 +613,8 @@ for (const kind of kinds) {
         await exhaust(ctx, key, 3);
         assert.equal((await call(ctx, key)).json().code, 'temporarily_banned');
         ctx.clock.advance(1_000);
-        assert.equal(await ctx.storage.liftBan('hammer', ctx.clock.now), true);
-        assert.equal(await ctx.storage.liftBan('nobody', ctx.clock.now), false);
+        assert.equal(await ctx.accounts.liftBan('hammer', ctx.clock.now), true);
+        assert.equal(await ctx.accounts.liftBan('nobody', ctx.clock.now), false);
         ctx.clock.advance(1);
         // Not banned any more; the minute is still used up, and three more rejections are tolerated again.
         for (let i = 0; i < 3; i++) {
@@ -624,7 +624,7 @@ for (const kind of kinds) {
         }
         assert.equal((await call(ctx, key)).json().code, 'temporarily_banned');
         // A ban set after the unban is not void; lifting it again works.
-        await ctx.storage.liftBan('hammer', ctx.clock.now);
+        await ctx.accounts.liftBan('hammer', ctx.clock.now);
         ctx.clock.set(MINUTE_END);
         expectResponse(await call(ctx, key), {
           status: 200,
@@ -987,7 +987,7 @@ describe('Redis counter store: failure and recovery', () => {
       t.after(() => storeB.close());
       const appB = await buildApp({
         config: defaultTestConfig,
-        storage: ctx.storage,
+        database: ctx.database,
         counterStore: storeB,
         clock: ctx.clock.fn,
       });

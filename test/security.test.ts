@@ -5,9 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import type { LightMyRequestResponse } from 'fastify';
-import { generateApiKey } from '../src/keys.js';
+import { generateApiKey } from '../src/modules/accounts/keys.js';
 import { backends, bearer, createTestContext, type TestContext } from './helpers.js';
+import { assert401, assertRateLimitHeaders } from './support/assertions.js';
 
 /** Routes under /v1 served without a key. Anything else under /v1 must demand one. */
 const PUBLIC_V1 = [/^\/v1\/openapi\.json$/, /^\/v1\/docs(\/.*)?$/];
@@ -89,30 +89,6 @@ function routerTable(printed: string): { path: string; methods: string[] }[] {
     if (match[3]) out.push({ path, methods: match[3].split(',').map((m) => m.trim()) });
   }
   return out;
-}
-
-function assertRateLimitHeaders(res: LightMyRequestResponse, label: string): void {
-  for (const name of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']) {
-    assert.match(String(res.headers[name]), /^\d+$/, `${label}: ${name}`);
-  }
-}
-
-function assert401(res: LightMyRequestResponse, code: string, label: string): void {
-  assert.equal(res.statusCode, 401, `${label}: ${res.body}`);
-  assert.match(String(res.headers['content-type']), /^application\/json\b/, label);
-  assert.match(String(res.headers['www-authenticate']), /^Bearer\b/, `${label}: WWW-Authenticate`);
-  const body = res.json();
-  assert.equal(body.code, code, label);
-  assert.equal(body.status, 401, label);
-  assert.equal(typeof body.message, 'string', label);
-  assert.ok(body.message.length > 0, label);
-  assert.deepEqual(
-    Object.keys(body).filter((k) => !['code', 'message', 'status', 'details'].includes(k)),
-    [],
-    `${label}: only Error fields`,
-  );
-  assertRateLimitHeaders(res, label);
-  assert.ok(res.headers['x-request-id'], `${label}: X-Request-Id`);
 }
 
 for (const backend of await backends()) {
@@ -226,7 +202,7 @@ for (const backend of await backends()) {
 
         test('revoked key → 401 revoked_api_key', async () => {
           const { key: revoked, id } = await ctx.createKey();
-          assert.ok(await ctx.storage.revokeKey(id, ctx.clock.now));
+          assert.ok(await ctx.accounts.revokeKey(id, ctx.clock.now));
           assert401(await send(bearer(revoked)), 'revoked_api_key', route.label);
         });
 

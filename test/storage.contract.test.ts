@@ -1,5 +1,5 @@
 /**
- * The Storage contract (src/storage/storage.ts), one suite run against every backend: SQLite always,
+ * The Database contract (src/storage/storage.ts), one suite run against every backend: SQLite always,
  * PostgreSQL when it answers (mandatory under CI=true). Backend-specific guarantees that the contract leaves
  * to the implementation (timeouts, pool behaviour, schema isolation) follow in a PostgreSQL-only suite.
  */
@@ -10,20 +10,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
-import type { Pet, PetStatus } from '../src/schemas.js';
-import { PostgresStorage } from '../src/storage/postgres.js';
-import { SqliteStorage } from '../src/storage/sqlite.js';
-import {
-  DEFAULT_CATEGORIES,
-  PLAN_QUOTAS,
-  StorageUnavailableError,
-  demoPet,
-  type CreatePetResult,
-  type IdempotencyInput,
-  type Storage,
-} from '../src/storage/storage.js';
+import type { Pet, PetStatus } from '../src/modules/pets/schemas.js';
+import { PostgresDatabase } from '../src/db/postgres.js';
+import { migrationsFor } from '../src/db/migrations.js';
+import { SqliteDatabase } from '../src/db/sqlite.js';
 import { externalServicesAvailable, sqliteMemory, uniqueName } from './helpers.js';
-import { createTestPostgresStorage, dropSchema, withPostgresClient } from './support/postgres.js';
+import { createTestPostgresDatabase, dropSchema, withPostgresClient } from './support/postgres.js';
+import { type Database, StorageUnavailableError } from '../src/db/database.js';
+import { type IdempotencyInput } from '../src/http/idempotency/index.js';
+import { idempotencyRepository } from '../src/http/idempotency/repository.js';
+import { accountRepository, PLAN_QUOTAS } from '../src/modules/accounts/repository.js';
+import { categoryRepository, DEFAULT_CATEGORIES } from '../src/modules/categories/repository.js';
+import { type CreatePetResult, demoPet, petRepository } from '../src/modules/pets/repository.js';
 
 const T0 = Date.UTC(2026, 5, 15, 12, 0, 0);
 const DAY = 24 * 3600_000;
@@ -32,18 +30,18 @@ const STATUSES: PetStatus[] = ['available', 'pending', 'sold'];
 interface Target {
   name: 'sqlite' | 'postgres';
   /** A storage on a new, empty database; close() removes the database. */
-  create(): Promise<Storage>;
+  create(): Promise<Database>;
   /** Two instances on one new database (as two processes would be), and how to dispose of both. */
-  createPair(): Promise<{ a: Storage; b: Storage; close(): Promise<void> }>;
+  createPair(): Promise<{ a: Database; b: Database; close(): Promise<void> }>;
 }
 
 const sqliteTarget: Target = {
   name: 'sqlite',
-  create: () => sqliteMemory.createStorage(),
+  create: () => sqliteMemory.createDatabase(),
   async createPair() {
     const dir = mkdtempSync(join(tmpdir(), 'pet-adoption-contract-'));
-    const a = new SqliteStorage(join(dir, 'shared.db'));
-    const b = new SqliteStorage(join(dir, 'shared.db'));
+    const a = new SqliteDatabase(join(dir, 'shared.db'));
+    const b = new SqliteDatabase(join(dir, 'shared.db'));
     return {
       a,
       b,
@@ -58,11 +56,11 @@ const sqliteTarget: Target = {
 
 const postgresTarget: Target = {
   name: 'postgres',
-  create: () => createTestPostgresStorage(),
+  create: () => createTestPostgresDatabase(),
   async createPair() {
     const schema = uniqueName('pg');
-    const a = await createTestPostgresStorage({ schema, dropOnClose: false });
-    const b = await createTestPostgresStorage({ schema, dropOnClose: false });
+    const a = await createTestPostgresDatabase({ schema, dropOnClose: false });
+    const b = await createTestPostgresDatabase({ schema, dropOnClose: false });
     return {
       a,
       b,
@@ -86,7 +84,7 @@ function idem(
   now: number,
   retentionMs = DAY,
 ): IdempotencyInput {
-  return { accountId, key, fingerprint, now, notBefore: now - retentionMs };
+  return { accountId, operation: 'createPet', key, fingerprint, now, notBefore: now - retentionMs };
 }
 
 function createdPet(result: CreatePetResult): Pet {
@@ -95,10 +93,12 @@ function createdPet(result: CreatePetResult): Pet {
 }
 
 /** Every pet, through the keyset pages a client would walk. */
-async function listAll(storage: Storage, status?: PetStatus, pageSize = 100): Promise<Pet[]> {
+async function listAll(storage: Database, status?: PetStatus, pageSize = 100): Promise<Pet[]> {
   const all: Pet[] = [];
   for (;;) {
-    const page = await storage.listPets({ status, afterId: all.at(-1)?.id, limit: pageSize });
+    const page = await storage
+      .repository(petRepository)
+      .list({ status, afterId: all.at(-1)?.id, limit: pageSize });
     all.push(...page);
     if (page.length < pageSize) return all;
   }
@@ -116,15 +116,15 @@ async function rejectsUnavailable(promise: Promise<unknown>, label: string): Pro
 
 for (const target of targets) {
   describe(`storage contract [${target.name}]`, { timeout: 120_000 }, () => {
-    const opened: Storage[] = [];
+    const opened: Database[] = [];
     /** A migrated storage on its own database, closed (and removed) after the suite. */
-    async function freshStorage(): Promise<Storage> {
+    async function freshStorage(): Promise<Database> {
       const storage = await target.create();
       opened.push(storage);
       await storage.migrate();
       return storage;
     }
-    let storage: Storage;
+    let storage: Database;
 
     before(async () => {
       storage = await freshStorage();
@@ -138,12 +138,14 @@ for (const target of targets) {
         const s = await target.create();
         opened.push(s);
         assert.deepEqual(await s.migrate(), { fresh: true });
-        const pet = createdPet(await s.createPet({ name: 'Keep me', categoryId: 1, status: 'available' }));
+        const pet = createdPet(
+          await s.repository(petRepository).create({ name: 'Keep me', categoryId: 1, status: 'available' }),
+        );
         const again = await s.migrate();
         // PostgreSQL answers for this call; SQLite migrates when opened and reports what it found then.
         if (target.name === 'postgres') assert.equal(again.fresh, false);
-        assert.deepEqual(await s.listCategories(), DEFAULT_CATEGORIES);
-        assert.deepEqual(await s.listPets({ limit: 100 }), [pet]);
+        assert.deepEqual(await s.repository(categoryRepository).list(), DEFAULT_CATEGORIES);
+        assert.deepEqual(await s.repository(petRepository).list({ limit: 100 }), [pet]);
       });
 
       test('two instances migrating a new database at once: exactly one reports fresh, both work', async () => {
@@ -151,10 +153,12 @@ for (const target of targets) {
         try {
           const results = await Promise.all([a.migrate(), b.migrate()]);
           assert.equal(results.filter((r) => r.fresh).length, 1, JSON.stringify(results));
-          assert.deepEqual(await a.listCategories(), DEFAULT_CATEGORIES);
-          assert.deepEqual(await b.listCategories(), DEFAULT_CATEGORIES);
-          const pet = createdPet(await a.createPet({ name: 'Shared', categoryId: 2, status: 'pending' }));
-          assert.deepEqual(await b.getPet(pet.id), pet);
+          assert.deepEqual(await a.repository(categoryRepository).list(), DEFAULT_CATEGORIES);
+          assert.deepEqual(await b.repository(categoryRepository).list(), DEFAULT_CATEGORIES);
+          const pet = createdPet(
+            await a.repository(petRepository).create({ name: 'Shared', categoryId: 2, status: 'pending' }),
+          );
+          assert.deepEqual(await b.repository(petRepository).get(pet.id), pet);
           // Whichever instance won, migrating again from the other is not fresh.
           const loser = results[0]!.fresh ? b : a;
           assert.equal((await loser.migrate()).fresh, false);
@@ -163,31 +167,60 @@ for (const target of targets) {
         }
       });
 
+      test('a database migrated by a newer release is refused, not misread', async () => {
+        const { a, b, close } = await target.createPair();
+        try {
+          await a.migrate();
+          const newer = migrationsFor(target.name).length + 1;
+          if (a instanceof SqliteDatabase) {
+            a.db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(newer, T0);
+          } else {
+            await (a as PostgresDatabase).execute({
+              text: 'INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)',
+              values: [newer, T0],
+            });
+          }
+          await assert.rejects(b.migrate(), new RegExp(`schema version ${newer} is newer than this release`));
+        } finally {
+          await close();
+        }
+      });
+
       test('default categories are seeded in id order', async () => {
-        assert.deepEqual(await storage.listCategories(), DEFAULT_CATEGORIES);
+        assert.deepEqual(await storage.repository(categoryRepository).list(), DEFAULT_CATEGORIES);
       });
     });
 
     describe('pets', () => {
       test('createPet returns the pet with a new integer id; getPet finds it', async () => {
         const pet = createdPet(
-          await storage.createPet({ name: 'Rex', categoryId: 1, status: 'available' }, undefined),
+          await storage
+            .repository(petRepository)
+            .create({ name: 'Rex', categoryId: 1, status: 'available' }, undefined),
         );
         assert.ok(Number.isSafeInteger(pet.id) && pet.id > 0, `id ${String(pet.id)}`);
         assert.deepEqual(pet, { id: pet.id, name: 'Rex', categoryId: 1, status: 'available' });
-        assert.deepEqual(await storage.getPet(pet.id), pet);
+        assert.deepEqual(await storage.repository(petRepository).get(pet.id), pet);
       });
 
       test('names are stored exactly as given', async () => {
         const name = '  Mr. 🐱 Whiskers — ñandú \'"; DROP TABLE pets; -- ';
-        const pet = createdPet(await storage.createPet({ name, categoryId: 2, status: 'pending' }));
-        assert.equal((await storage.getPet(pet.id))?.name, name);
+        const pet = createdPet(
+          await storage.repository(petRepository).create({ name, categoryId: 2, status: 'pending' }),
+        );
+        assert.equal((await storage.repository(petRepository).get(pet.id))?.name, name);
       });
 
       test('ids increase with every creation', async () => {
         const ids: number[] = [];
         for (let i = 0; i < 5; i++) {
-          ids.push(createdPet(await storage.createPet({ name: `n${i}`, categoryId: 3, status: 'sold' })).id);
+          ids.push(
+            createdPet(
+              await storage
+                .repository(petRepository)
+                .create({ name: `n${i}`, categoryId: 3, status: 'sold' }),
+            ).id,
+          );
         }
         assert.deepEqual(
           [...ids].sort((x, y) => x - y),
@@ -197,16 +230,23 @@ for (const target of targets) {
       });
 
       test('getPet of an unknown id is undefined', async () => {
-        assert.equal(await storage.getPet(Number.MAX_SAFE_INTEGER), undefined);
+        assert.equal(await storage.repository(petRepository).get(Number.MAX_SAFE_INTEGER), undefined);
       });
 
       test('an unknown category is a result, not an error, and creates nothing', async () => {
         const before = await listAll(storage);
-        assert.deepEqual(await storage.createPet({ name: 'Ghost', categoryId: 999, status: 'available' }), {
-          kind: 'unknown_category',
-        });
         assert.deepEqual(
-          await storage.createPet({ name: 'Ghost', categoryId: Number.MAX_SAFE_INTEGER, status: 'sold' }),
+          await storage
+            .repository(petRepository)
+            .create({ name: 'Ghost', categoryId: 999, status: 'available' }),
+          {
+            kind: 'unknown_category',
+          },
+        );
+        assert.deepEqual(
+          await storage
+            .repository(petRepository)
+            .create({ name: 'Ghost', categoryId: Number.MAX_SAFE_INTEGER, status: 'sold' }),
           {
             kind: 'unknown_category',
           },
@@ -216,40 +256,47 @@ for (const target of targets) {
     });
 
     describe('listing', () => {
-      let s: Storage;
+      let s: Database;
       let pets: Pet[];
       before(async () => {
         s = await freshStorage();
         pets = [];
         for (let i = 0; i < 25; i++) {
           const status = STATUSES[i % 3]!;
-          pets.push(createdPet(await s.createPet({ name: `Pet ${i}`, categoryId: (i % 7) + 1, status })));
+          pets.push(
+            createdPet(
+              await s.repository(petRepository).create({ name: `Pet ${i}`, categoryId: (i % 7) + 1, status }),
+            ),
+          );
         }
       });
 
       test('ordered by id ascending, at most limit', async () => {
-        assert.deepEqual(await s.listPets({ limit: 100 }), pets);
-        assert.deepEqual(await s.listPets({ limit: 10 }), pets.slice(0, 10));
-        assert.deepEqual(await s.listPets({ limit: 1 }), pets.slice(0, 1));
+        assert.deepEqual(await s.repository(petRepository).list({ limit: 100 }), pets);
+        assert.deepEqual(await s.repository(petRepository).list({ limit: 10 }), pets.slice(0, 10));
+        assert.deepEqual(await s.repository(petRepository).list({ limit: 1 }), pets.slice(0, 1));
       });
 
       test('keyset pages after afterId cover every pet exactly once', async () => {
         for (const size of [1, 7, 25]) assert.deepEqual(await listAll(s, undefined, size), pets);
         const middle = pets[11]!;
-        assert.deepEqual(await s.listPets({ afterId: middle.id, limit: 5 }), pets.slice(12, 17));
-        assert.deepEqual(await s.listPets({ afterId: pets.at(-1)!.id, limit: 5 }), []);
-        assert.deepEqual(await s.listPets({ afterId: 0, limit: 3 }), pets.slice(0, 3));
+        assert.deepEqual(
+          await s.repository(petRepository).list({ afterId: middle.id, limit: 5 }),
+          pets.slice(12, 17),
+        );
+        assert.deepEqual(await s.repository(petRepository).list({ afterId: pets.at(-1)!.id, limit: 5 }), []);
+        assert.deepEqual(await s.repository(petRepository).list({ afterId: 0, limit: 3 }), pets.slice(0, 3));
       });
 
       test('status filters, combined with afterId and limit', async () => {
         for (const status of STATUSES) {
           const expected = pets.filter((p) => p.status === status);
-          assert.deepEqual(await s.listPets({ status, limit: 100 }), expected);
+          assert.deepEqual(await s.repository(petRepository).list({ status, limit: 100 }), expected);
           assert.deepEqual(await listAll(s, status, 3), expected);
           // afterId need not be a pet of that status.
           const pivot = pets.find((p) => p.status !== status)!;
           assert.deepEqual(
-            await s.listPets({ status, afterId: pivot.id, limit: 4 }),
+            await s.repository(petRepository).list({ status, afterId: pivot.id, limit: 4 }),
             expected.filter((p) => p.id > pivot.id).slice(0, 4),
           );
         }
@@ -265,9 +312,9 @@ for (const target of targets) {
           { status: 'pending' as const, afterId: pets.at(-1)!.id, limit: 2 },
           { limit: 5 },
         ];
-        const together = await Promise.all(queries.map((q) => s.listPets(q)));
+        const together = await Promise.all(queries.map((q) => s.repository(petRepository).list(q)));
         const alone: Pet[][] = [];
-        for (const q of queries) alone.push(await s.listPets(q));
+        for (const q of queries) alone.push(await s.repository(petRepository).list(q));
         assert.deepEqual(together, alone);
         assert.deepEqual(together[0], pets.slice(0, 5));
         assert.deepEqual(together[1], pets.filter((p) => p.status === 'sold').slice(0, 3));
@@ -281,7 +328,7 @@ for (const target of targets) {
       });
 
       test('ids, categoryIds and statuses come back as JSON-ready values', async () => {
-        const [first] = await s.listPets({ limit: 1 });
+        const [first] = await s.repository(petRepository).list({ limit: 1 });
         assert.ok(first);
         assert.equal(typeof first.id, 'number');
         assert.equal(typeof first.categoryId, 'number');
@@ -292,22 +339,22 @@ for (const target of targets) {
     describe('seedPets', () => {
       test('inserts demo pets numbered after the existing ones', async () => {
         const s = await freshStorage();
-        assert.equal(await s.seedPets(1000, T0), 1000);
+        assert.equal(await s.repository(petRepository).seed(1000, T0), 1000);
         const all = await listAll(s);
         assert.equal(all.length, 1000);
         assert.deepEqual(
           all.map(({ name, categoryId, status }) => ({ name, categoryId, status })),
           Array.from({ length: 1000 }, (_, i) => demoPet(i)),
         );
-        assert.equal(await s.seedPets(5, T0), 5);
-        const more = await s.listPets({ afterId: all.at(-1)!.id, limit: 100 });
+        assert.equal(await s.repository(petRepository).seed(5, T0), 5);
+        const more = await s.repository(petRepository).list({ afterId: all.at(-1)!.id, limit: 100 });
         assert.deepEqual(
           more.map((p) => p.name),
           [1000, 1001, 1002, 1003, 1004].map((i) => demoPet(i).name),
         );
         const sold = await listAll(s, 'sold');
         assert.equal(sold.length, [...all, ...more].filter((p) => p.status === 'sold').length);
-        assert.equal(await s.seedPets(0, T0), 0);
+        assert.equal(await s.repository(petRepository).seed(0, T0), 0);
       });
     });
 
@@ -315,77 +362,113 @@ for (const target of targets) {
       let accountId: number;
       let otherAccountId: number;
       before(async () => {
-        accountId = (await storage.upsertAccount({ name: 'idem-owner' }, T0)).id;
-        otherAccountId = (await storage.upsertAccount({ name: 'idem-other' }, T0)).id;
+        accountId = (await storage.repository(accountRepository).upsertAccount({ name: 'idem-owner' }, T0))
+          .id;
+        otherAccountId = (
+          await storage.repository(accountRepository).upsertAccount({ name: 'idem-other' }, T0)
+        ).id;
       });
       const rex = { name: 'Rex', categoryId: 1, status: 'available' as const };
 
       test('a repeat with the same fingerprint replays the first response and creates nothing', async () => {
-        const first = createdPet(await storage.createPet(rex, idem(accountId, 'k-replay', 'fp1', T0)));
+        const first = createdPet(
+          await storage.repository(petRepository).create(rex, idem(accountId, 'k-replay', 'fp1', T0)),
+        );
         const countBefore = (await listAll(storage)).length;
-        const again = await storage.createPet(rex, idem(accountId, 'k-replay', 'fp1', T0 + 60_000));
+        const again = await storage
+          .repository(petRepository)
+          .create(rex, idem(accountId, 'k-replay', 'fp1', T0 + 60_000));
         assert.deepEqual(again, { kind: 'replayed', status: 201, body: first });
         assert.equal((await listAll(storage)).length, countBefore);
       });
 
       test('the same key with another fingerprint is a mismatch', async () => {
-        createdPet(await storage.createPet(rex, idem(accountId, 'k-mismatch', 'fp1', T0)));
+        createdPet(
+          await storage.repository(petRepository).create(rex, idem(accountId, 'k-mismatch', 'fp1', T0)),
+        );
         assert.deepEqual(
-          await storage.createPet({ ...rex, name: 'Other' }, idem(accountId, 'k-mismatch', 'fp2', T0 + 1)),
+          await storage
+            .repository(petRepository)
+            .create({ ...rex, name: 'Other' }, idem(accountId, 'k-mismatch', 'fp2', T0 + 1)),
           { kind: 'idempotency_mismatch' },
         );
       });
 
       test('records older than notBefore are ignored and replaced', async () => {
-        const first = createdPet(await storage.createPet(rex, idem(accountId, 'k-expiry', 'fp1', T0)));
+        const first = createdPet(
+          await storage.repository(petRepository).create(rex, idem(accountId, 'k-expiry', 'fp1', T0)),
+        );
         // Exactly at the boundary the record still counts.
         assert.equal(
-          (await storage.createPet(rex, idem(accountId, 'k-expiry', 'fp1', T0 + DAY))).kind,
+          (await storage.repository(petRepository).create(rex, idem(accountId, 'k-expiry', 'fp1', T0 + DAY)))
+            .kind,
           'replayed',
         );
         const later = T0 + DAY + 1;
-        const second = createdPet(await storage.createPet(rex, idem(accountId, 'k-expiry', 'fp2', later)));
+        const second = createdPet(
+          await storage.repository(petRepository).create(rex, idem(accountId, 'k-expiry', 'fp2', later)),
+        );
         assert.notEqual(second.id, first.id);
-        assert.deepEqual(await storage.createPet(rex, idem(accountId, 'k-expiry', 'fp2', later + 1)), {
-          kind: 'replayed',
-          status: 201,
-          body: second,
-        });
+        assert.deepEqual(
+          await storage.repository(petRepository).create(rex, idem(accountId, 'k-expiry', 'fp2', later + 1)),
+          {
+            kind: 'replayed',
+            status: 201,
+            body: second,
+          },
+        );
       });
 
       test('keys are per account', async () => {
-        const mine = createdPet(await storage.createPet(rex, idem(accountId, 'k-shared', 'fp1', T0)));
-        const theirs = createdPet(await storage.createPet(rex, idem(otherAccountId, 'k-shared', 'fp1', T0)));
+        const mine = createdPet(
+          await storage.repository(petRepository).create(rex, idem(accountId, 'k-shared', 'fp1', T0)),
+        );
+        const theirs = createdPet(
+          await storage.repository(petRepository).create(rex, idem(otherAccountId, 'k-shared', 'fp1', T0)),
+        );
         assert.notEqual(mine.id, theirs.id);
       });
 
       test('an unknown category stores no record, so a corrected retry with the key succeeds', async () => {
         assert.deepEqual(
-          await storage.createPet({ ...rex, categoryId: 999 }, idem(accountId, 'k-badcat', 'fp1', T0)),
+          await storage
+            .repository(petRepository)
+            .create({ ...rex, categoryId: 999 }, idem(accountId, 'k-badcat', 'fp1', T0)),
           { kind: 'unknown_category' },
         );
-        createdPet(await storage.createPet(rex, idem(accountId, 'k-badcat', 'fp2', T0 + 1)));
+        createdPet(
+          await storage.repository(petRepository).create(rex, idem(accountId, 'k-badcat', 'fp2', T0 + 1)),
+        );
       });
 
       test('purgeIdempotency deletes records created before the cutoff only', async () => {
-        const old = createdPet(await storage.createPet(rex, idem(accountId, 'k-purge-old', 'fp', T0 - 10)));
-        const kept = createdPet(await storage.createPet(rex, idem(accountId, 'k-purge-kept', 'fp', T0)));
-        await storage.purgeIdempotency(T0);
+        const old = createdPet(
+          await storage.repository(petRepository).create(rex, idem(accountId, 'k-purge-old', 'fp', T0 - 10)),
+        );
+        const kept = createdPet(
+          await storage.repository(petRepository).create(rex, idem(accountId, 'k-purge-kept', 'fp', T0)),
+        );
+        await storage.repository(idempotencyRepository).purge(T0);
         const retryOld = createdPet(
-          await storage.createPet(rex, idem(accountId, 'k-purge-old', 'fp', T0 + 1)),
+          await storage.repository(petRepository).create(rex, idem(accountId, 'k-purge-old', 'fp', T0 + 1)),
         );
         assert.notEqual(retryOld.id, old.id);
-        assert.deepEqual(await storage.createPet(rex, idem(accountId, 'k-purge-kept', 'fp', T0 + 1)), {
-          kind: 'replayed',
-          status: 201,
-          body: kept,
-        });
+        assert.deepEqual(
+          await storage.repository(petRepository).create(rex, idem(accountId, 'k-purge-kept', 'fp', T0 + 1)),
+          {
+            kind: 'replayed',
+            status: 201,
+            body: kept,
+          },
+        );
       });
 
       test('20 concurrent requests with one key create exactly one pet', async () => {
         const countBefore = (await listAll(storage)).length;
         const results = await Promise.all(
-          Array.from({ length: 20 }, () => storage.createPet(rex, idem(accountId, 'k-race', 'fp', T0))),
+          Array.from({ length: 20 }, () =>
+            storage.repository(petRepository).create(rex, idem(accountId, 'k-race', 'fp', T0)),
+          ),
         );
         const created = results.filter((r) => r.kind === 'created');
         assert.equal(created.length, 1, JSON.stringify(results));
@@ -396,11 +479,14 @@ for (const target of targets) {
         }
         assert.equal((await listAll(storage)).length, countBefore + 1);
         // Once the first has committed, every retry replays.
-        assert.deepEqual(await storage.createPet(rex, idem(accountId, 'k-race', 'fp', T0 + 1)), {
-          kind: 'replayed',
-          status: 201,
-          body: pet,
-        });
+        assert.deepEqual(
+          await storage.repository(petRepository).create(rex, idem(accountId, 'k-race', 'fp', T0 + 1)),
+          {
+            kind: 'replayed',
+            status: 201,
+            body: pet,
+          },
+        );
       });
 
       test('concurrent creations commit independently: one that fails takes none of the others down', async () => {
@@ -408,12 +494,12 @@ for (const target of targets) {
         // A name the database itself refuses (NOT NULL): storage-level input the API would never pass.
         const broken = { ...rex, name: null as unknown as string };
         const settled = await Promise.allSettled([
-          storage.createPet(rex),
-          storage.createPet({ ...rex, categoryId: 999_999 }),
-          storage.createPet(broken),
-          storage.createPet(rex, idem(accountId, 'k-batch', 'fp', T0)),
-          storage.createPet(rex, idem(accountId, 'k-batch', 'fp', T0)),
-          storage.createPet(rex),
+          storage.repository(petRepository).create(rex),
+          storage.repository(petRepository).create({ ...rex, categoryId: 999_999 }),
+          storage.repository(petRepository).create(broken),
+          storage.repository(petRepository).create(rex, idem(accountId, 'k-batch', 'fp', T0)),
+          storage.repository(petRepository).create(rex, idem(accountId, 'k-batch', 'fp', T0)),
+          storage.repository(petRepository).create(rex),
         ]);
         assert.equal(settled[2]!.status, 'rejected', 'the broken creation rejects');
         const results = settled.map((r) => (r.status === 'fulfilled' ? r.value : undefined));
@@ -432,13 +518,13 @@ for (const target of targets) {
         assert.equal(created.length, 3, JSON.stringify(results));
         const all = await listAll(storage);
         assert.equal(all.length, countBefore + 3, 'exactly the acknowledged pets exist');
-        for (const pet of created) assert.deepEqual(await storage.getPet(pet.id), pet);
+        for (const pet of created) assert.deepEqual(await storage.repository(petRepository).get(pet.id), pet);
       });
 
       test('concurrent requests with different keys all create', async () => {
         const results = await Promise.all(
           Array.from({ length: 20 }, (_, i) =>
-            storage.createPet(rex, idem(accountId, `k-many-${i}`, 'fp', T0)),
+            storage.repository(petRepository).create(rex, idem(accountId, `k-many-${i}`, 'fp', T0)),
           ),
         );
         const ids = results.map((r) => createdPet(r).id);
@@ -448,8 +534,8 @@ for (const target of targets) {
 
     describe('accounts', () => {
       test('a new account defaults to free; the plan changes on upsert and is kept when omitted', async () => {
-        const before = await storage.countAccounts();
-        const created = await storage.upsertAccount({ name: 'acme' }, T0);
+        const before = await storage.repository(accountRepository).countAccounts();
+        const created = await storage.repository(accountRepository).upsertAccount({ name: 'acme' }, T0);
         assert.deepEqual(created, {
           id: created.id,
           name: 'acme',
@@ -458,35 +544,52 @@ for (const target of targets) {
           banLiftedAt: null,
         });
         assert.ok(Number.isSafeInteger(created.id) && created.id > 0);
-        assert.equal(await storage.countAccounts(), before + 1);
+        assert.equal(await storage.repository(accountRepository).countAccounts(), before + 1);
 
-        const pro = await storage.upsertAccount({ name: 'acme', plan: 'pro' }, T0 + 1);
+        const pro = await storage
+          .repository(accountRepository)
+          .upsertAccount({ name: 'acme', plan: 'pro' }, T0 + 1);
         assert.deepEqual(pro, { ...created, plan: 'pro', ...PLAN_QUOTAS.pro });
-        assert.deepEqual(await storage.upsertAccount({ name: 'acme' }, T0 + 2), pro);
-        assert.deepEqual(await storage.findAccount('acme'), pro);
-        assert.equal(await storage.countAccounts(), before + 1);
+        assert.deepEqual(
+          await storage.repository(accountRepository).upsertAccount({ name: 'acme' }, T0 + 2),
+          pro,
+        );
+        assert.deepEqual(await storage.repository(accountRepository).findAccount('acme'), pro);
+        assert.equal(await storage.repository(accountRepository).countAccounts(), before + 1);
       });
 
       test('enterprise quotas are custom and survive upserts that omit them', async () => {
-        const ent = await storage.upsertAccount(
-          { name: 'bigco', plan: 'enterprise', perMinute: 5000, perDay: 9_000_000 },
-          T0,
-        );
+        const ent = await storage
+          .repository(accountRepository)
+          .upsertAccount({ name: 'bigco', plan: 'enterprise', perMinute: 5000, perDay: 9_000_000 }, T0);
         assert.equal(ent.plan, 'enterprise');
         assert.deepEqual([ent.perMinute, ent.perDay], [5000, 9_000_000]);
-        assert.deepEqual(await storage.upsertAccount({ name: 'bigco' }, T0), ent);
-        assert.deepEqual(await storage.upsertAccount({ name: 'bigco', perDay: 10_000_000 }, T0), {
-          ...ent,
-          perDay: 10_000_000,
-        });
+        assert.deepEqual(
+          await storage.repository(accountRepository).upsertAccount({ name: 'bigco' }, T0),
+          ent,
+        );
+        assert.deepEqual(
+          await storage
+            .repository(accountRepository)
+            .upsertAccount({ name: 'bigco', perDay: 10_000_000 }, T0),
+          {
+            ...ent,
+            perDay: 10_000_000,
+          },
+        );
         // Leaving enterprise applies the fixed plan's quotas.
-        assert.deepEqual(await storage.upsertAccount({ name: 'bigco', plan: 'business' }, T0), {
-          ...ent,
-          plan: 'business',
-          ...PLAN_QUOTAS.business,
-        });
+        assert.deepEqual(
+          await storage.repository(accountRepository).upsertAccount({ name: 'bigco', plan: 'business' }, T0),
+          {
+            ...ent,
+            plan: 'business',
+            ...PLAN_QUOTAS.business,
+          },
+        );
         // Entering enterprise without numbers starts from business quotas.
-        const plain = await storage.upsertAccount({ name: 'newent', plan: 'enterprise' }, T0);
+        const plain = await storage
+          .repository(accountRepository)
+          .upsertAccount({ name: 'newent', plan: 'enterprise' }, T0);
         assert.deepEqual(
           [plain.perMinute, plain.perDay],
           [PLAN_QUOTAS.business.perMinute, PLAN_QUOTAS.business.perDay],
@@ -495,48 +598,53 @@ for (const target of targets) {
 
       test('concurrent upserts of one new account create it once', async () => {
         const results = await Promise.all(
-          Array.from({ length: 10 }, () => storage.upsertAccount({ name: 'racer', plan: 'pro' }, T0)),
+          Array.from({ length: 10 }, () =>
+            storage.repository(accountRepository).upsertAccount({ name: 'racer', plan: 'pro' }, T0),
+          ),
         );
         assert.equal(new Set(results.map((a) => a.id)).size, 1);
-        assert.deepEqual(await storage.findAccount('racer'), results[0]);
+        assert.deepEqual(await storage.repository(accountRepository).findAccount('racer'), results[0]);
       });
 
       test('findAccount of an unknown name is undefined', async () => {
-        assert.equal(await storage.findAccount('nobody-here'), undefined);
+        assert.equal(await storage.repository(accountRepository).findAccount('nobody-here'), undefined);
       });
 
       test('liftBan records the time, and answers false for an unknown account', async () => {
-        await storage.upsertAccount({ name: 'banned' }, T0);
-        assert.equal(await storage.liftBan('banned', T0 + 5), true);
-        assert.equal((await storage.findAccount('banned'))?.banLiftedAt, T0 + 5);
-        assert.equal(await storage.liftBan('nobody-here', T0), false);
+        await storage.repository(accountRepository).upsertAccount({ name: 'banned' }, T0);
+        assert.equal(await storage.repository(accountRepository).liftBan('banned', T0 + 5), true);
+        assert.equal(
+          (await storage.repository(accountRepository).findAccount('banned'))?.banLiftedAt,
+          T0 + 5,
+        );
+        assert.equal(await storage.repository(accountRepository).liftBan('nobody-here', T0), false);
       });
     });
 
     describe('keys', () => {
       let accountId: number;
       before(async () => {
-        accountId = (await storage.upsertAccount({ name: 'keyholder', plan: 'pro' }, T0)).id;
-        await storage.upsertAccount({ name: 'keyless' }, T0);
+        accountId = (
+          await storage.repository(accountRepository).upsertAccount({ name: 'keyholder', plan: 'pro' }, T0)
+        ).id;
+        await storage.repository(accountRepository).upsertAccount({ name: 'keyless' }, T0);
       });
 
       test('create, list, find by hash', async () => {
-        await storage.createKey(
-          accountId,
-          { id: 'key_b', hash: 'hash-b', hint: 'pas_bbb…', expiresAt: null },
-          T0 + 2,
-        );
-        await storage.createKey(
-          accountId,
-          { id: 'key_a', hash: 'hash-a', hint: 'pas_aaa…', expiresAt: T0 + DAY },
-          T0 + 1,
-        );
-        await storage.createKey(
-          accountId,
-          { id: 'key_C', hash: 'hash-c', hint: 'pas_ccc…', expiresAt: null },
-          T0 + 2,
-        );
-        const listed = await storage.listKeys('keyholder');
+        await storage
+          .repository(accountRepository)
+          .createKey(accountId, { id: 'key_b', hash: 'hash-b', hint: 'pas_bbb…', expiresAt: null }, T0 + 2);
+        await storage
+          .repository(accountRepository)
+          .createKey(
+            accountId,
+            { id: 'key_a', hash: 'hash-a', hint: 'pas_aaa…', expiresAt: T0 + DAY },
+            T0 + 1,
+          );
+        await storage
+          .repository(accountRepository)
+          .createKey(accountId, { id: 'key_C', hash: 'hash-c', hint: 'pas_ccc…', expiresAt: null }, T0 + 2);
+        const listed = await storage.repository(accountRepository).listKeys('keyholder');
         assert.deepEqual(listed, [
           {
             id: 'key_a',
@@ -564,30 +672,30 @@ for (const target of targets) {
             revokedAt: null,
           },
         ]);
-        assert.deepEqual(await storage.listKeys('keyless'), []);
-        assert.deepEqual(await storage.listKeys('nobody-here'), []);
-        const everything = await storage.listKeys();
+        assert.deepEqual(await storage.repository(accountRepository).listKeys('keyless'), []);
+        assert.deepEqual(await storage.repository(accountRepository).listKeys('nobody-here'), []);
+        const everything = await storage.repository(accountRepository).listKeys();
         assert.ok(listed.every((k) => everything.some((e) => e.id === k.id)));
 
-        const principal = await storage.findKeyByHash('hash-a');
+        const principal = await storage.repository(accountRepository).findKeyByHash('hash-a');
         assert.deepEqual(principal, {
           keyId: 'key_a',
           expiresAt: T0 + DAY,
           revokedAt: null,
-          account: await storage.findAccount('keyholder'),
+          account: await storage.repository(accountRepository).findAccount('keyholder'),
         });
-        assert.equal(await storage.findKeyByHash('no-such-hash'), undefined);
+        assert.equal(await storage.repository(accountRepository).findKeyByHash('no-such-hash'), undefined);
       });
 
       test('findKeyByHash sees plan changes and lifted bans at once', async () => {
-        await storage.createKey(
-          accountId,
-          { id: 'key_plan', hash: 'hash-plan', hint: 'pas_ppp…', expiresAt: null },
-          T0,
-        );
-        await storage.upsertAccount({ name: 'keyholder', plan: 'business' }, T0);
-        await storage.liftBan('keyholder', T0 + 9);
-        const principal = await storage.findKeyByHash('hash-plan');
+        await storage
+          .repository(accountRepository)
+          .createKey(accountId, { id: 'key_plan', hash: 'hash-plan', hint: 'pas_ppp…', expiresAt: null }, T0);
+        await storage
+          .repository(accountRepository)
+          .upsertAccount({ name: 'keyholder', plan: 'business' }, T0);
+        await storage.repository(accountRepository).liftBan('keyholder', T0 + 9);
+        const principal = await storage.repository(accountRepository).findKeyByHash('hash-plan');
         assert.equal(principal?.account.plan, 'business');
         assert.equal(principal?.account.perMinute, PLAN_QUOTAS.business.perMinute);
         assert.equal(principal?.account.banLiftedAt, T0 + 9);
@@ -598,19 +706,25 @@ for (const target of targets) {
         try {
           await a.migrate();
           await b.migrate();
-          const account = await a.upsertAccount({ name: 'pair' }, T0);
+          const account = await a.repository(accountRepository).upsertAccount({ name: 'pair' }, T0);
           const hashes = Array.from({ length: 10 }, (_, i) => `pair-hash-${i}`);
           for (const [i, hash] of hashes.entries()) {
-            await a.createKey(account.id, { id: `key_pair_${i}`, hash, hint: 'pas_…', expiresAt: null }, T0);
+            await a
+              .repository(accountRepository)
+              .createKey(account.id, { id: `key_pair_${i}`, hash, hint: 'pas_…', expiresAt: null }, T0);
           }
-          const found = await Promise.all([...hashes, 'pair-missing'].map((h) => a.findKeyByHash(h)));
+          const found = await Promise.all(
+            [...hashes, 'pair-missing'].map((h) => a.repository(accountRepository).findKeyByHash(h)),
+          );
           assert.deepEqual(
             found.map((p) => p?.keyId),
             [...hashes.map((_, i) => `key_pair_${i}`), undefined],
           );
           // Instance a has now seen (and may remember) key 3; b revokes it, as the CLI would.
-          assert.equal(await b.revokeKey('key_pair_3', T0 + 5), true);
-          const after = await Promise.all(hashes.map((h) => a.findKeyByHash(h)));
+          assert.equal(await b.repository(accountRepository).revokeKey('key_pair_3', T0 + 5), true);
+          const after = await Promise.all(
+            hashes.map((h) => a.repository(accountRepository).findKeyByHash(h)),
+          );
           assert.deepEqual(
             after.map((p) => p?.revokedAt),
             hashes.map((_, i) => (i === 3 ? T0 + 5 : null)),
@@ -621,20 +735,25 @@ for (const target of targets) {
       });
 
       test('revokeKey keeps the first revocation time and answers false for unknown keys', async () => {
-        await storage.createKey(
-          accountId,
-          { id: 'key_rev', hash: 'hash-rev', hint: 'pas_rrr…', expiresAt: null },
-          T0,
-        );
-        assert.equal(await storage.revokeKey('key_rev', T0 + 100), true);
-        assert.equal((await storage.findKeyByHash('hash-rev'))?.revokedAt, T0 + 100);
-        assert.equal(await storage.revokeKey('key_rev', T0 + 200), true);
-        assert.equal((await storage.findKeyByHash('hash-rev'))?.revokedAt, T0 + 100);
+        await storage
+          .repository(accountRepository)
+          .createKey(accountId, { id: 'key_rev', hash: 'hash-rev', hint: 'pas_rrr…', expiresAt: null }, T0);
+        assert.equal(await storage.repository(accountRepository).revokeKey('key_rev', T0 + 100), true);
         assert.equal(
-          (await storage.listKeys('keyholder')).find((k) => k.id === 'key_rev')?.revokedAt,
+          (await storage.repository(accountRepository).findKeyByHash('hash-rev'))?.revokedAt,
           T0 + 100,
         );
-        assert.equal(await storage.revokeKey('key_nope', T0), false);
+        assert.equal(await storage.repository(accountRepository).revokeKey('key_rev', T0 + 200), true);
+        assert.equal(
+          (await storage.repository(accountRepository).findKeyByHash('hash-rev'))?.revokedAt,
+          T0 + 100,
+        );
+        assert.equal(
+          (await storage.repository(accountRepository).listKeys('keyholder')).find((k) => k.id === 'key_rev')
+            ?.revokedAt,
+          T0 + 100,
+        );
+        assert.equal(await storage.repository(accountRepository).revokeKey('key_nope', T0), false);
       });
     });
 
@@ -650,9 +769,9 @@ if (!postgresAvailable) {
   describe('postgres storage specifics', { skip: 'PostgreSQL or Redis unreachable (see notice)' }, () => {});
 } else {
   describe('postgres storage specifics', { timeout: 60_000 }, () => {
-    const opened: Storage[] = [];
-    async function open(options: Parameters<typeof createTestPostgresStorage>[0] = {}): Promise<Storage> {
-      const storage = await createTestPostgresStorage(options);
+    const opened: Database[] = [];
+    async function open(options: Parameters<typeof createTestPostgresDatabase>[0] = {}): Promise<Database> {
+      const storage = await createTestPostgresDatabase(options);
       opened.push(storage);
       return storage;
     }
@@ -661,7 +780,7 @@ if (!postgresAvailable) {
     });
 
     test('an unreachable server rejects every call with StorageUnavailableError, quickly', async () => {
-      const storage = new PostgresStorage('postgres://postgres@127.0.0.1:1/test?schema=nowhere', {
+      const storage = new PostgresDatabase('postgres://postgres@127.0.0.1:1/test?schema=nowhere', {
         poolSize: 2,
         timeoutMs: 1000,
       });
@@ -670,19 +789,25 @@ if (!postgresAvailable) {
         const calls: [string, () => Promise<unknown>][] = [
           ['migrate', () => storage.migrate()],
           ['ping', () => storage.ping()],
-          ['listPets', () => storage.listPets({ limit: 10 })],
-          ['listPets/status', () => storage.listPets({ status: 'sold', limit: 10 })],
-          ['getPet', () => storage.getPet(1)],
-          ['createPet', () => storage.createPet({ name: 'x', categoryId: 1, status: 'sold' })],
+          ['listPets', () => storage.repository(petRepository).list({ limit: 10 })],
+          ['listPets/status', () => storage.repository(petRepository).list({ status: 'sold', limit: 10 })],
+          ['getPet', () => storage.repository(petRepository).get(1)],
+          [
+            'createPet',
+            () => storage.repository(petRepository).create({ name: 'x', categoryId: 1, status: 'sold' }),
+          ],
           [
             'createPet/idem',
-            () => storage.createPet({ name: 'x', categoryId: 1, status: 'sold' }, idem(1, 'k', 'f', T0)),
+            () =>
+              storage
+                .repository(petRepository)
+                .create({ name: 'x', categoryId: 1, status: 'sold' }, idem(1, 'k', 'f', T0)),
           ],
-          ['seedPets', () => storage.seedPets(10, T0)],
-          ['upsertAccount', () => storage.upsertAccount({ name: 'a' }, T0)],
-          ['findKeyByHash', () => storage.findKeyByHash('h')],
-          ['listKeys', () => storage.listKeys()],
-          ['purgeIdempotency', () => storage.purgeIdempotency(T0)],
+          ['seedPets', () => storage.repository(petRepository).seed(10, T0)],
+          ['upsertAccount', () => storage.repository(accountRepository).upsertAccount({ name: 'a' }, T0)],
+          ['findKeyByHash', () => storage.repository(accountRepository).findKeyByHash('h')],
+          ['listKeys', () => storage.repository(accountRepository).listKeys()],
+          ['purgeIdempotency', () => storage.repository(idempotencyRepository).purge(T0)],
         ];
         await Promise.all(calls.map(([label, call]) => rejectsUnavailable(call(), label)));
       } finally {
@@ -701,7 +826,7 @@ if (!postgresAvailable) {
       });
       await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
       const { port } = silent.address() as AddressInfo;
-      const storage = new PostgresStorage(`postgres://postgres@127.0.0.1:${port}/test`, {
+      const storage = new PostgresDatabase(`postgres://postgres@127.0.0.1:${port}/test`, {
         poolSize: 1,
         timeoutMs: 300,
       });
@@ -711,7 +836,9 @@ if (!postgresAvailable) {
           rejectsUnavailable(storage.ping(), 'ping'),
           // Queued behind the first for the single connection slot: bounded as well.
           rejectsUnavailable(
-            storage.createPet({ name: 'x', categoryId: 1, status: 'sold' }, idem(1, 'k', 'f', T0)),
+            storage
+              .repository(petRepository)
+              .create({ name: 'x', categoryId: 1, status: 'sold' }, idem(1, 'k', 'f', T0)),
             'createPet',
           ),
         ]);
@@ -737,8 +864,8 @@ if (!postgresAvailable) {
           const started = Date.now();
           // The first occupies the only connection until statement_timeout; the second waits for a connection.
           await Promise.all([
-            rejectsUnavailable(slow.listPets({ limit: 5 }), 'statement timeout'),
-            rejectsUnavailable(slow.getPet(1), 'pool exhausted'),
+            rejectsUnavailable(slow.repository(petRepository).list({ limit: 5 }), 'statement timeout'),
+            rejectsUnavailable(slow.repository(petRepository).get(1), 'pool exhausted'),
           ]);
           assert.ok(Date.now() - started < 3_000, `took ${Date.now() - started} ms`);
         } finally {
@@ -746,7 +873,7 @@ if (!postgresAvailable) {
         }
       });
       // The storage recovers as soon as the database does.
-      assert.deepEqual(await slow.listPets({ limit: 5 }), []);
+      assert.deepEqual(await slow.repository(petRepository).list({ limit: 5 }), []);
     });
 
     test('connections killed by the server do not crash the process; the pool reconnects', async () => {
@@ -754,7 +881,9 @@ if (!postgresAvailable) {
       const storage = await open({ params: { application_name: appName } });
       await storage.migrate();
       // Open several pooled connections, then have the server terminate them while they sit idle.
-      await Promise.all(Array.from({ length: 5 }, () => storage.listPets({ limit: 1 })));
+      await Promise.all(
+        Array.from({ length: 5 }, () => storage.repository(petRepository).list({ limit: 1 })),
+      );
       const killed = await withPostgresClient(async (client) => {
         const result = await client.query<{ ok: boolean }>(
           'SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE application_name = $1',
@@ -770,16 +899,18 @@ if (!postgresAvailable) {
         .ping()
         .catch((error: unknown) => assert.ok(error instanceof StorageUnavailableError, String(error)));
       await storage.ping();
-      assert.deepEqual(await storage.listPets({ limit: 1 }), []);
+      assert.deepEqual(await storage.repository(petRepository).list({ limit: 1 }), []);
     });
 
     test('schemas isolate data: two storages on one database do not see each other', async () => {
       const a = await open();
       const b = await open();
       await Promise.all([a.migrate(), b.migrate()]);
-      const pet = createdPet(await a.createPet({ name: 'Only in A', categoryId: 1, status: 'available' }));
-      assert.deepEqual(await a.listPets({ limit: 10 }), [pet]);
-      assert.deepEqual(await b.listPets({ limit: 10 }), []);
+      const pet = createdPet(
+        await a.repository(petRepository).create({ name: 'Only in A', categoryId: 1, status: 'available' }),
+      );
+      assert.deepEqual(await a.repository(petRepository).list({ limit: 10 }), [pet]);
+      assert.deepEqual(await b.repository(petRepository).list({ limit: 10 }), []);
     });
 
     test('idempotency locks are per schema: the same account id and key in two schemas do not block', async () => {
@@ -787,15 +918,15 @@ if (!postgresAvailable) {
       const b = await open();
       await Promise.all([a.migrate(), b.migrate()]);
       const [accA, accB] = await Promise.all([
-        a.upsertAccount({ name: 'same' }, T0),
-        b.upsertAccount({ name: 'same' }, T0),
+        a.repository(accountRepository).upsertAccount({ name: 'same' }, T0),
+        b.repository(accountRepository).upsertAccount({ name: 'same' }, T0),
       ]);
       assert.equal(accA.id, accB.id);
       const pet = { name: 'Twin', categoryId: 1, status: 'available' as const };
       for (let i = 0; i < 5; i++) {
         const results = await Promise.all([
-          a.createPet(pet, idem(accA.id, `k${i}`, 'fp', T0)),
-          b.createPet(pet, idem(accB.id, `k${i}`, 'fp', T0)),
+          a.repository(petRepository).create(pet, idem(accA.id, `k${i}`, 'fp', T0)),
+          b.repository(petRepository).create(pet, idem(accB.id, `k${i}`, 'fp', T0)),
         ]);
         assert.deepEqual(
           results.map((r) => r.kind),
@@ -808,10 +939,13 @@ if (!postgresAvailable) {
       for (const bad of ['Upper', 'semi;colon', 'has-dash', '1digit', 'x'.repeat(64), '']) {
         assert.throws(
           () =>
-            new PostgresStorage(`postgres://postgres@127.0.0.1:5432/test?schema=${encodeURIComponent(bad)}`, {
-              poolSize: 1,
-              timeoutMs: 100,
-            }),
+            new PostgresDatabase(
+              `postgres://postgres@127.0.0.1:5432/test?schema=${encodeURIComponent(bad)}`,
+              {
+                poolSize: 1,
+                timeoutMs: 100,
+              },
+            ),
           /invalid schema/,
           bad,
         );
@@ -821,8 +955,8 @@ if (!postgresAvailable) {
     test("bigint ids are parsed to numbers per pool, leaving pg's global parser alone", async () => {
       const storage = await open();
       await storage.migrate();
-      assert.equal(await storage.countAccounts(), 0);
-      assert.equal(typeof (await storage.countAccounts()), 'number');
+      assert.equal(await storage.repository(accountRepository).countAccounts(), 0);
+      assert.equal(typeof (await storage.repository(accountRepository).countAccounts()), 'number');
       const parse = pg.types.getTypeParser(20) as (value: string) => unknown;
       assert.equal(parse('42'), '42');
     });
@@ -831,11 +965,13 @@ if (!postgresAvailable) {
       const storage = await open();
       await storage.migrate();
       const started = Date.now();
-      assert.equal(await storage.seedPets(1_000_000, T0), 1_000_000);
+      assert.equal(await storage.repository(petRepository).seed(1_000_000, T0), 1_000_000);
       const elapsed = Date.now() - started;
       assert.ok(elapsed < 30_000, `took ${elapsed} ms`);
       // Deep keyset pages stay cheap.
-      const page = await storage.listPets({ status: 'pending', afterId: 999_000, limit: 5 });
+      const page = await storage
+        .repository(petRepository)
+        .list({ status: 'pending', afterId: 999_000, limit: 5 });
       assert.deepEqual(
         page.map((p) => p.name),
         page.map((p) => demoPet(p.id - 1).name),

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { settle, TurnBatch } from '../src/storage/turn-batch.js';
+import { settle, TurnBatch } from '../src/db/turn-batch.js';
 
 describe('TurnBatch', () => {
   test('calls made in one turn run as one batch, in order, each caller getting its own outcome', async () => {

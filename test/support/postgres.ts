@@ -1,10 +1,9 @@
 /**
- * PostgreSQL storages for tests: each lives in a schema of its own, so concurrent runs (and suites within a
+ * PostgreSQL databases for tests: each lives in a schema of its own, so concurrent runs (and suites within a
  * run) share the test database without seeing each other's rows, and closing one drops its schema.
  */
 import pg from 'pg';
-import { PostgresStorage } from '../../src/storage/postgres.js';
-import type { Storage } from '../../src/storage/storage.js';
+import { PostgresDatabase } from '../../src/db/postgres.js';
 import { PG_URL, uniqueName } from '../helpers.js';
 
 export interface TestPostgresOptions {
@@ -26,7 +25,7 @@ export function postgresUrl(schema: string, params: Record<string, string> = {})
   return url.toString();
 }
 
-/** Runs one statement on a short-lived connection outside any storage (setup, cleanup, fault injection). */
+/** Runs one statement on a short-lived connection outside any database (setup, cleanup, fault injection). */
 export async function withPostgresClient<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 5_000 });
   // A dropped connection must fail the awaiting query, not crash the test process.
@@ -44,20 +43,22 @@ export async function dropSchema(schema: string): Promise<void> {
   await withPostgresClient((client) => client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`));
 }
 
-/** A PostgresStorage in a fresh schema (not yet migrated) whose close() also drops that schema. */
-export async function createTestPostgresStorage(options: TestPostgresOptions = {}): Promise<Storage> {
+/** A PostgresDatabase in a fresh schema (not yet migrated) whose close() also drops that schema. */
+export async function createTestPostgresDatabase(
+  options: TestPostgresOptions = {},
+): Promise<PostgresDatabase> {
   const schema = options.schema ?? uniqueName('pg');
-  const storage = new PostgresStorage(postgresUrl(schema, options.params), {
+  const database = new PostgresDatabase(postgresUrl(schema, options.params), {
     poolSize: options.poolSize ?? 10,
     timeoutMs: options.timeoutMs ?? 5_000,
   });
-  if (options.dropOnClose === false) return storage;
-  const close = storage.close.bind(storage);
+  if (options.dropOnClose === false) return database;
+  const close = database.close.bind(database);
   let closing: Promise<void> | undefined;
-  storage.close = () => {
+  database.close = () => {
     // End our pool first: DROP SCHEMA would otherwise wait on locks our own idle sessions might hold.
     closing ??= close().then(() => dropSchema(schema));
     return closing;
   };
-  return storage;
+  return database;
 }

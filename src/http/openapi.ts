@@ -6,9 +6,8 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
-import { errorCatalogue } from '../errors.js';
-import { Category, ErrorSchema, NewPet, Pet } from '../schemas.js';
-import { errorResponses } from '../routes/responses.js';
+import { errorCatalogue } from './errors.js';
+import { errorDescription } from './responses.js';
 
 type Json = Record<string, unknown>;
 interface Operation {
@@ -67,15 +66,14 @@ function decorate(document: Json): Json {
     },
   };
   components.headers = { ...COMMON_HEADERS, ...DEPRECATION_HEADERS };
-  components.schemas = { NewPet, Pet, Error: ErrorSchema, Category };
   document.security = [{ bearerAuth: [] }];
-  const extra = errorResponses(429, 500, 503);
+  const extra = [429, 500, 503];
   for (const pathItem of Object.values((document.paths ?? {}) as Record<string, Record<string, Operation>>)) {
     for (const operation of Object.values(pathItem)) {
       if (!operation.responses) continue;
-      for (const [status, body] of Object.entries(extra)) {
+      for (const status of extra) {
         operation.responses[status] ??= {
-          description: body.description,
+          description: errorDescription(status),
           content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
         };
       }
@@ -106,7 +104,16 @@ const catalogueTable = Object.entries(errorCatalogue)
   .map(([code, { status, message }]) => `| \`${code}\` | ${status} | ${message} |`)
   .join('\n');
 
-export async function registerOpenApi(app: FastifyInstance): Promise<void> {
+export interface OpenApiOptions {
+  /** One per module, in document order. */
+  tags: { name: string; description: string }[];
+}
+
+/**
+ * Registers the document generator. Must come before any route; component schemas are registered with
+ * `app.addSchema` (their `$id` becomes the name under `components.schemas`, and routes reference them).
+ */
+export async function registerOpenApi(app: FastifyInstance, { tags }: OpenApiOptions): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -126,12 +133,14 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
           catalogueTable,
       },
       servers: [{ url: '/v1' }],
-      tags: [
-        { name: 'animals', description: 'Animals up for adoption.' },
-        { name: 'categories', description: 'Extension: the categories pets belong to.' },
-      ],
+      tags,
     },
     hideUntagged: true,
+    // Shared schemas keep their $id as their name, so `#/components/schemas/Pet` rather than `def-0`.
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, i) =>
+        typeof json.$id === 'string' ? json.$id : `def-${i}`,
+    },
     transformObject: (documentObject) =>
       'openapiObject' in documentObject
         ? (decorate(documentObject.openapiObject as Json) as typeof documentObject.openapiObject)

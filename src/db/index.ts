@@ -1,20 +1,19 @@
 import type { Config } from '../config.js';
-import { SqliteStorage } from './sqlite.js';
-import type { Storage } from './storage.js';
+import type { Database } from './database.js';
+import { SqliteDatabase } from './sqlite.js';
 
 /** Picks the backend from DATABASE_URL. PostgreSQL is loaded only when used. */
-export async function createStorage(
+export async function openDatabase(
   config: Pick<Config, 'databaseUrl' | 'sqliteSynchronous' | 'pgPoolSize' | 'dbTimeoutMs'>,
-): Promise<Storage> {
+): Promise<Database> {
   if (config.databaseUrl.startsWith('sqlite:')) {
-    return new SqliteStorage(config.databaseUrl.slice('sqlite:'.length), {
+    return new SqliteDatabase(config.databaseUrl.slice('sqlite:'.length), {
       synchronous: config.sqliteSynchronous,
     });
   }
-  const { PostgresStorage } = await import('./postgres.js');
-  const storage = new PostgresStorage(config.databaseUrl, {
+  const { PostgresDatabase } = await import('./postgres.js');
+  return new PostgresDatabase(config.databaseUrl, {
     poolSize: config.pgPoolSize,
     timeoutMs: config.dbTimeoutMs,
   });
-  return storage;
 }

@@ -4,8 +4,8 @@
  * catalogue codes here; unexpected errors become a 500 that leaks nothing.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, errorBody, type ErrorCode, type ErrorDetail } from '../errors.js';
-import { StorageUnavailableError } from '../storage/storage.js';
+import { StorageUnavailableError } from '../db/database.js';
+import { ApiError, errorBody, type ErrorCode, type ErrorDetail } from './errors.js';
 
 interface AjvError {
   instancePath: string;

@@ -9,10 +9,15 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
-import { ApiError, type ErrorCode } from '../errors.js';
-import { hashApiKey, isWellFormedApiKey } from '../keys.js';
+import type { Database } from '../db/database.js';
+import { hashApiKey, isWellFormedApiKey } from '../modules/accounts/keys.js';
+import {
+  accountRepository,
+  type AccountRepository,
+  type KeyPrincipal,
+} from '../modules/accounts/repository.js';
 import { rateLimitHeaders, type RateLimiter } from '../ratelimit/limiter.js';
-import type { KeyPrincipal, Storage } from '../storage/storage.js';
+import { ApiError, type ErrorCode } from './errors.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -40,7 +45,7 @@ export function addressCounter(limiter: RateLimiter, perMinute: number, clock: C
 }
 
 export interface AccessOptions {
-  storage: Storage;
+  database: Database;
   limiter: RateLimiter;
   clock: Clock;
   countByAddress: AddressCounter;
@@ -50,12 +55,16 @@ const BEARER = /^bearer[ \t]+(\S+)[ \t]*$/i;
 
 type Identification = { principal: KeyPrincipal } | { failure: ErrorCode };
 
-async function identify(header: string | undefined, storage: Storage, now: number): Promise<Identification> {
+async function identify(
+  header: string | undefined,
+  accounts: AccountRepository,
+  now: number,
+): Promise<Identification> {
   if (header === undefined || header.trim() === '') return { failure: 'missing_api_key' };
   const match = BEARER.exec(header);
   const key = match?.[1];
   if (!key || !isWellFormedApiKey(key)) return { failure: 'malformed_api_key' };
-  const principal = await storage.findKeyByHash(hashApiKey(key));
+  const principal = await accounts.findKeyByHash(hashApiKey(key));
   if (!principal) return { failure: 'invalid_api_key' };
   if (principal.revokedAt !== null) return { failure: 'revoked_api_key' };
   if (principal.expiresAt !== null && principal.expiresAt <= now) return { failure: 'expired_api_key' };
@@ -78,7 +87,8 @@ function isOpenToAnyCaller(request: FastifyRequest): boolean {
 }
 
 export function registerAccess(app: FastifyInstance, options: AccessOptions): void {
-  const { storage, limiter, clock, countByAddress } = options;
+  const { limiter, clock, countByAddress } = options;
+  const accounts = options.database.repository(accountRepository);
   app.decorateRequest('principal', null);
 
   app.addHook('onRequest', async (request, reply) => {
@@ -86,7 +96,7 @@ export function registerAccess(app: FastifyInstance, options: AccessOptions): vo
     const now = clock();
     let identity: Identification;
     try {
-      identity = await identify(request.headers.authorization, storage, now);
+      identity = await identify(request.headers.authorization, accounts, now);
     } catch (error) {
       // The key could not be checked (database down): count the caller by address so even this 503
       // carries rate-limit headers, then let the error handler answer.

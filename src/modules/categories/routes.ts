@@ -1,9 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Categories } from '../schemas.js';
-import type { Storage } from '../storage/storage.js';
-import { errorResponses } from './responses.js';
+import { errorResponses } from '../../http/responses.js';
+import type { ModuleContext } from '../module.js';
+import { categoryRepository } from './repository.js';
+import { Categories } from './schemas.js';
 
-export const categoryRoutes: FastifyPluginAsyncTypebox<{ storage: Storage }> = async (app, { storage }) => {
+export const categoryRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (app, { database }) => {
+  const categories = database.repository(categoryRepository);
   app.get(
     '/categories',
     {
@@ -16,6 +18,6 @@ export const categoryRoutes: FastifyPluginAsyncTypebox<{ storage: Storage }> = a
         response: { 200: Categories, ...errorResponses(401) },
       },
     },
-    () => storage.listCategories(),
+    () => categories.list(),
   );
 };

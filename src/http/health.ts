@@ -1,11 +1,20 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Registry } from 'prom-client';
+import { Type } from 'typebox';
+import type { Database } from '../db/database.js';
 import type { CounterStore } from '../ratelimit/store.js';
-import { Health, Readiness } from '../schemas.js';
-import type { Storage } from '../storage/storage.js';
+
+const Health = Type.Object({ status: Type.String() });
+const Readiness = Type.Object({
+  status: Type.String({ description: '`ready` or `unavailable`.' }),
+  storage: Type.String({ description: '`ok` or `unavailable`.' }),
+  rateLimitStore: Type.String({
+    description: '`memory`, `redis`, or `memory-fallback` while Redis is unreachable.',
+  }),
+});
 
 export interface HealthRoutesOptions {
-  storage: Storage;
+  database: Database;
   counterStore: CounterStore;
   registry: Registry;
 }
@@ -13,7 +22,7 @@ export interface HealthRoutesOptions {
 /** Operational endpoints, outside /v1 and outside authentication. */
 export const healthRoutes: FastifyPluginAsyncTypebox<HealthRoutesOptions> = async (
   app,
-  { storage, counterStore, registry },
+  { database, counterStore, registry },
 ) => {
   const hidden = { hide: true, tags: ['operations'] };
 
@@ -23,7 +32,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthRoutesOptions> = asyn
     '/readyz',
     { schema: { ...hidden, response: { 200: Readiness, 503: Readiness } } },
     async (_req, reply) => {
-      const storageOk = await storage.ping().then(
+      const storageOk = await database.ping().then(
         () => true,
         () => false,
       );

@@ -1,14 +1,13 @@
 /**
- * One TypeBox schema per shape. These drive request validation, response serialization,
- * the TypeScript types and the OpenAPI document.
+ * The pets module's schemas. They drive request validation, response serialization, the TypeScript types
+ * and the OpenAPI document; `Pet` and `NewPet` are components, referenced with `$ref` by the routes.
  */
 import { Type, type Static } from 'typebox';
+import { MAX_ID, ref } from '../../http/schemas.js';
 
 export const PET_STATUSES = ['available', 'pending', 'sold'] as const;
 export type PetStatus = (typeof PET_STATUSES)[number];
 
-/** Ids are int64 in the contract; the service issues them within JavaScript's exact integer range. */
-export const MAX_ID = Number.MAX_SAFE_INTEGER;
 export const MAX_NAME_LENGTH = 100;
 
 export const PetStatusSchema = Type.Unsafe<PetStatus>({
@@ -43,6 +42,7 @@ export const NewPet = Type.Object(
     }),
   },
   {
+    $id: 'NewPet',
     additionalProperties: false,
     description: 'An animal to add. Unknown fields, `id` included, are rejected.',
   },
@@ -63,38 +63,11 @@ export const Pet = Type.Object(
     }),
     status: PetStatusSchema,
   },
-  { additionalProperties: false },
+  { $id: 'Pet', additionalProperties: false },
 );
 export type Pet = Static<typeof Pet>;
 
-export const Pets = Type.Array(Pet, { description: 'A page of pets, ordered by id ascending.' });
-
-export const Category = Type.Object(
-  {
-    id: Type.Integer({ format: 'int64' }),
-    name: Type.String(),
-  },
-  { additionalProperties: false },
-);
-export type Category = Static<typeof Category>;
-export const Categories = Type.Array(Category);
-
-export const ErrorDetail = Type.Object({
-  field: Type.String({ description: 'The offending field, query parameter or header.' }),
-  message: Type.String(),
-});
-
-export const ErrorSchema = Type.Object(
-  {
-    code: Type.String({
-      description: 'Machine-readable error code from the documented catalogue (snake_case).',
-    }),
-    message: Type.String({ description: 'Human-readable description.' }),
-    status: Type.Integer({ description: 'The HTTP status code of the response.' }),
-    details: Type.Optional(Type.Array(ErrorDetail, { description: 'Present on some 400 responses.' })),
-  },
-  { description: 'Error' },
-);
+export const Pets = Type.Array(ref(Pet), { description: 'A page of pets, ordered by id ascending.' });
 
 export const ListPetsQuery = Type.Object(
   {
@@ -128,28 +101,5 @@ export const PetIdParams = Type.Object({
     format: 'int64',
     minimum: 1,
     description: 'The pet id, a positive integer. Malformed: 400; well-formed but unknown: 404.',
-  }),
-});
-
-export const IdempotencyHeaders = Type.Object({
-  'idempotency-key': Type.Optional(
-    Type.String({
-      minLength: 1,
-      maxLength: 255,
-      pattern: '^[\\x21-\\x7E]+$',
-      description:
-        'Makes the request safe to retry: a repeat with the same key and body (per account, within 24 h) replays the ' +
-        'first response without creating anything; the same key with a different body answers 422; while the ' +
-        'first request is still running, 409.',
-    }),
-  ),
-});
-
-export const Health = Type.Object({ status: Type.String() });
-export const Readiness = Type.Object({
-  status: Type.String({ description: '`ready` or `unavailable`.' }),
-  storage: Type.String({ description: '`ok` or `unavailable`.' }),
-  rateLimitStore: Type.String({
-    description: '`memory`, `redis`, or `memory-fallback` while Redis is unreachable.',
   }),
 });

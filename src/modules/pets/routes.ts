@@ -1,15 +1,12 @@
-import { createHash } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { Clock } from '../clock.js';
-import { ApiError } from '../errors.js';
-import { IdempotencyHeaders, ListPetsQuery, MAX_ID, NewPet, Pet, PetIdParams, Pets } from '../schemas.js';
-import { IDEMPOTENCY_RETENTION_MS, type Storage } from '../storage/storage.js';
-import { errorResponses, header } from './responses.js';
-
-export interface PetRoutesOptions {
-  storage: Storage;
-  clock: Clock;
-}
+import { ApiError } from '../../http/errors.js';
+import { IdempotencyHeaders, idempotencyInput, refusal, replay } from '../../http/idempotency/index.js';
+import { decodeCursor, sendPage } from '../../http/paging.js';
+import { errorResponses, header } from '../../http/responses.js';
+import { MAX_ID, ref } from '../../http/schemas.js';
+import type { ModuleContext } from '../module.js';
+import { petRepository } from './repository.js';
+import { ListPetsQuery, NewPet, Pet, PetIdParams, Pets } from './schemas.js';
 
 /** getPet was deprecated with API 1.0.0 (RFC 9745 date) and is removed at the sunset instant (RFC 8594). */
 export const GET_PET_DEPRECATED_AT = Date.UTC(2026, 0, 1);
@@ -20,31 +17,11 @@ const DEPRECATION_HEADERS = {
   link: '</v1/pets>; rel="successor-version"',
 };
 
-/** Cursors are opaque to clients; inside, the last id of the previous page (keyset pagination). */
-function encodeCursor(lastId: number): string {
-  return Buffer.from(`id:${lastId}`).toString('base64url');
-}
-
-function decodeCursor(cursor: string): number {
-  const match = /^id:([1-9][0-9]{0,15})$/.exec(Buffer.from(cursor, 'base64url').toString('latin1'));
-  const id = match ? Number(match[1]) : NaN;
-  if (!Number.isSafeInteger(id) || encodeCursor(id) !== cursor) {
-    throw new ApiError('validation_failed', 'Invalid request: cursor is not one this service issued.', [
-      { field: 'cursor', message: 'is not a cursor this service issued' },
-    ]);
-  }
-  return id;
-}
-
-function fingerprint(body: NewPet): string {
-  return createHash('sha256')
-    .update(JSON.stringify([body.name, body.categoryId, body.status ?? null]))
-    .digest('base64url');
-}
-
 const rateLimitNote = 'Every response carries the rate-limit headers (see components.headers).';
 
-export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (app, { storage, clock }) => {
+export const petRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (app, { database, clock }) => {
+  const pets = database.repository(petRepository);
+
   app.get(
     '/pets',
     {
@@ -69,15 +46,8 @@ export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (app
     async (request, reply) => {
       const { limit = 20, status, cursor } = request.query;
       const afterId = cursor === undefined ? undefined : decodeCursor(cursor);
-      const rows = await storage.listPets({ status, afterId, limit: limit + 1 });
-      if (rows.length > limit) {
-        rows.length = limit;
-        // Every part is URL-safe as is (an integer, a status name, base64url): no URLSearchParams needed.
-        const statusParam = status ? `&status=${status}` : '';
-        const cursor = encodeCursor(rows[limit - 1]!.id);
-        reply.header('link', `</v1/pets?limit=${limit}${statusParam}&cursor=${cursor}>; rel="next"`);
-      }
-      return rows;
+      const rows = await pets.list({ status, afterId, limit: limit + 1 });
+      return sendPage(reply, rows, { path: '/v1/pets', limit, filters: { status } });
     },
   );
 
@@ -92,10 +62,10 @@ export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (app
           '`status` defaults to `available`. `categoryId` must name an existing category. Unknown fields are ' +
           `rejected. Supports \`Idempotency-Key\`. ${rateLimitNote}`,
         headers: IdempotencyHeaders,
-        body: NewPet,
+        body: ref(NewPet),
         response: {
           201: {
-            ...Pet,
+            ...ref(Pet),
             headers: {
               Location: header('Path of the created pet: `/v1/pets/{id}`.'),
               'Idempotent-Replayed': header(
@@ -109,38 +79,32 @@ export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (app
     },
     async (request, reply) => {
       const body = request.body;
-      const key = request.headers['idempotency-key'];
-      const now = clock();
-      const principal = request.principal!;
-      const result = await storage.createPet(
+      // The fingerprint of createPet is that of the body as validated, `status` null when omitted.
+      const idempotency = idempotencyInput(
+        request,
+        'createPet',
+        [body.name, body.categoryId, body.status ?? null],
+        clock,
+      );
+      const result = await pets.create(
         { name: body.name, categoryId: body.categoryId, status: body.status ?? 'available' },
-        key === undefined
-          ? undefined
-          : {
-              accountId: principal.account.id,
-              key,
-              fingerprint: fingerprint(body),
-              notBefore: now - IDEMPOTENCY_RETENTION_MS,
-              now,
-            },
+        idempotency,
       );
       switch (result.kind) {
         case 'created':
           return reply.code(201).header('location', `/v1/pets/${result.pet.id}`).send(result.pet);
         case 'replayed':
-          return reply
-            .code(result.status as 201)
+          return replay(reply, result.status as 201)
             .header('location', `/v1/pets/${result.body.id}`)
-            .header('idempotent-replayed', 'true')
             .send(result.body);
         case 'unknown_category':
           throw new ApiError('validation_failed', 'Invalid request: categoryId names no existing category.', [
             { field: 'categoryId', message: 'names no existing category' },
           ]);
         case 'idempotency_mismatch':
-          throw new ApiError('idempotency_key_reused');
+          throw refusal('mismatch');
         case 'idempotency_in_progress':
-          throw new ApiError('idempotency_in_progress', undefined, undefined, { 'retry-after': '1' });
+          throw refusal('in_progress');
       }
     },
   );
@@ -158,7 +122,7 @@ export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (app
           `with the \`status\` filter instead. Every response carries Deprecation, Sunset and Link. ${rateLimitNote}`,
         params: PetIdParams,
         response: {
-          200: Pet,
+          200: ref(Pet),
           ...errorResponses(400, 401, 404, 410),
         },
       },
@@ -172,7 +136,7 @@ export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (app
       if (clock() >= GET_PET_SUNSET_AT) throw new ApiError('gone');
       const id = request.params.petId;
       // Well-formed int64 ids beyond what the service issues cannot exist.
-      const pet = id <= MAX_ID ? await storage.getPet(id) : undefined;
+      const pet = id <= MAX_ID ? await pets.get(id) : undefined;
       if (!pet) throw new ApiError('pet_not_found');
       return pet;
     },

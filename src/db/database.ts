@@ -1,0 +1,63 @@
+/**
+ * The database as the rest of the code sees it: connections and their lifecycle (migrate, ping, close),
+ * and the repositories of the modules. It knows no table: each module brings a narrow repository
+ * interface and one implementation per backend (`src/modules/<resource>/repository*.ts`), and asks the
+ * database for its instance with `database.repository(factory)`.
+ */
+import type { PostgresDatabase } from './postgres.js';
+import type { SqliteDatabase } from './sqlite.js';
+
+export type Backend = 'sqlite' | 'postgres';
+
+/**
+ * How a module builds its repository on each backend. Only types of the connections are imported here,
+ * so a SQLite deployment never loads `pg`.
+ */
+export interface RepositoryFactory<R> {
+  sqlite(db: SqliteDatabase): R;
+  postgres(db: PostgresDatabase): R;
+}
+
+/**
+ * Lifecycle contract, held by test/db.test.ts on every backend:
+ * - `migrate()` applies pending migrations (src/db/migrations/<backend>/NNN_name.sql); safe to call
+ *   concurrently from several processes; refuses a database whose schema is newer than the newest migration
+ *   this release knows. `fresh` is true when this instance created the schema (the server then prints how
+ *   to create the first key).
+ * - Errors reaching the database reject with `StorageUnavailableError`; nothing else is thrown for
+ *   well-formed input. Every write is atomic and durable once its promise resolves.
+ * - `repository(factory)` returns one instance per factory for the life of the database.
+ */
+export interface Database {
+  readonly kind: Backend;
+  migrate(): Promise<{ fresh: boolean }>;
+  repository<R>(factory: RepositoryFactory<R>): R;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The database could not be reached or timed out; the API answers 503. */
+export class StorageUnavailableError extends Error {
+  constructor(cause?: unknown) {
+    super('storage unavailable', { cause });
+    this.name = 'StorageUnavailableError';
+  }
+}
+
+/** One repository per factory and database; shared by both backends' Database classes. */
+export class RepositoryCache<Db> {
+  private readonly instances = new Map<RepositoryFactory<unknown>, unknown>();
+  constructor(
+    private readonly db: Db,
+    private readonly build: (factory: RepositoryFactory<unknown>, db: Db) => unknown,
+  ) {}
+
+  get<R>(factory: RepositoryFactory<R>): R {
+    let instance = this.instances.get(factory);
+    if (instance === undefined) {
+      instance = this.build(factory, this.db);
+      this.instances.set(factory, instance);
+    }
+    return instance as R;
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * Keyset paging for every list operation: a page is asked for with `limit` and an opaque `cursor`, and a
+ * response with more to come carries `Link: <…&cursor=…>; rel="next"`. Inside, a cursor is the last id of
+ * the previous page; clients must treat it as opaque.
+ */
+import type { FastifyReply } from 'fastify';
+import { ApiError } from './errors.js';
+
+export function encodeCursor(lastId: number): string {
+  return Buffer.from(`id:${lastId}`).toString('base64url');
+}
+
+/** The id a cursor stands for; a 400 for anything this service did not issue. */
+export function decodeCursor(cursor: string): number {
+  const match = /^id:([1-9][0-9]{0,15})$/.exec(Buffer.from(cursor, 'base64url').toString('latin1'));
+  const id = match ? Number(match[1]) : NaN;
+  if (!Number.isSafeInteger(id) || encodeCursor(id) !== cursor) {
+    throw new ApiError('validation_failed', 'Invalid request: cursor is not one this service issued.', [
+      { field: 'cursor', message: 'is not a cursor this service issued' },
+    ]);
+  }
+  return id;
+}
+
+/** The `Link` value pointing at the next page: `path?limit=…&<filters>&cursor=…`, filters in given order. */
+export function nextLink(
+  path: string,
+  limit: number,
+  filters: Record<string, string | number | undefined>,
+  cursor: string,
+): string {
+  let query = `limit=${limit}`;
+  for (const [name, value] of Object.entries(filters)) {
+    if (value !== undefined) query += `&${name}=${encodeURIComponent(String(value))}`;
+  }
+  return `<${path}?${query}&cursor=${cursor}>; rel="next"`;
+}
+
+/**
+ * Trims a page fetched with `limit + 1` rows to `limit` and, when the extra row showed that more exist,
+ * sets the `Link: rel="next"` header. Returns the page.
+ */
+export function sendPage<T extends { id: number }>(
+  reply: FastifyReply,
+  rows: T[],
+  page: { path: string; limit: number; filters?: Record<string, string | number | undefined> },
+): T[] {
+  if (rows.length > page.limit) {
+    rows.length = page.limit;
+    const cursor = encodeCursor(rows[page.limit - 1]!.id);
+    reply.header('link', nextLink(page.path, page.limit, page.filters ?? {}, cursor));
+  }
+  return rows;
+}

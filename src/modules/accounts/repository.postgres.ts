@@ -1,0 +1,131 @@
+import type { PostgresDatabase } from '../../db/postgres.js';
+import { TurnBatch, type Settled } from '../../db/turn-batch.js';
+import {
+  quotaFor,
+  type Account,
+  type AccountInput,
+  type AccountRepository,
+  type ApiKeyInfo,
+  type KeyPrincipal,
+  type NewKeyRecord,
+} from './repository.js';
+
+// Rows are selected with column aliases that make them the domain shapes as they are.
+const ACCOUNT_COLUMNS =
+  'a.id, a.name, a.plan, a.per_minute AS "perMinute", a.per_day AS "perDay", a.ban_lifted_at AS "banLiftedAt"';
+
+const FIND_KEYS = `SELECT k.hash, k.id AS "keyId", k.expires_at AS "expiresAt", k.revoked_at AS "revokedAt",
+    ${ACCOUNT_COLUMNS}
+  FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.hash = ANY($1::text[])`;
+
+export class PostgresAccountRepository implements AccountRepository {
+  private readonly lookups = new TurnBatch((hashes: string[]) => this.findKeys(hashes));
+
+  constructor(private readonly db: PostgresDatabase) {}
+
+  async upsertAccount(input: AccountInput, now: number): Promise<Account> {
+    return this.db.transaction(async (client) => {
+      const newPlan = input.plan ?? 'free';
+      const newQuota = quotaFor(newPlan, input.perMinute, input.perDay);
+      // Insert-first rather than select-first: two concurrent creations of the same account cannot both
+      // miss it and collide on the unique name.
+      const inserted = await client.query<Account>(
+        `INSERT INTO accounts (name, plan, per_minute, per_day, created_at) VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (name) DO NOTHING
+         RETURNING id, name, plan, per_minute AS "perMinute", per_day AS "perDay", ban_lifted_at AS "banLiftedAt"`,
+        [input.name, newPlan, newQuota.perMinute, newQuota.perDay, now],
+      );
+      if (inserted.rows[0]) return inserted.rows[0];
+      const found = await client.query<Account>(
+        `SELECT ${ACCOUNT_COLUMNS} FROM accounts a WHERE a.name = $1 FOR UPDATE`,
+        [input.name],
+      );
+      const existing = found.rows[0];
+      // Only a concurrent delete could cause this, and accounts are never deleted.
+      if (!existing) throw new Error(`account ${input.name} vanished during upsert`);
+      const plan = input.plan ?? existing.plan;
+      // Same rule as SQLite: an enterprise account keeps its custom numbers unless new ones are given.
+      const quota = quotaFor(
+        plan,
+        input.perMinute ?? (existing.plan === 'enterprise' ? existing.perMinute : undefined),
+        input.perDay ?? (existing.plan === 'enterprise' ? existing.perDay : undefined),
+      );
+      await client.query('UPDATE accounts SET plan = $1, per_minute = $2, per_day = $3 WHERE id = $4', [
+        plan,
+        quota.perMinute,
+        quota.perDay,
+        existing.id,
+      ]);
+      return { ...existing, plan, ...quota };
+    });
+  }
+
+  async findAccount(name: string): Promise<Account | undefined> {
+    const [account] = await this.db.query<Account>({
+      text: `SELECT ${ACCOUNT_COLUMNS} FROM accounts a WHERE a.name = $1`,
+      values: [name],
+    });
+    return account;
+  }
+
+  async countAccounts(): Promise<number> {
+    const [row] = await this.db.query<{ n: number }>({ text: 'SELECT count(*) AS n FROM accounts' });
+    return row?.n ?? 0;
+  }
+
+  async createKey(accountId: number, key: NewKeyRecord, now: number): Promise<void> {
+    await this.db.execute({
+      text: 'INSERT INTO api_keys (id, account_id, hash, hint, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)',
+      values: [key.id, accountId, key.hash, key.hint, now, key.expiresAt],
+    });
+  }
+
+  listKeys(accountName?: string): Promise<ApiKeyInfo[]> {
+    // COLLATE "C": byte order, as in SQLite, whatever the database's locale (key ids are mixed-case).
+    return this.db.query<ApiKeyInfo>({
+      text: `SELECT k.id, a.name AS account, k.hint, k.created_at AS "createdAt", k.expires_at AS "expiresAt",
+                    k.revoked_at AS "revokedAt"
+             FROM api_keys k JOIN accounts a ON a.id = k.account_id
+             WHERE $1::text IS NULL OR a.name = $1
+             ORDER BY k.created_at, k.id COLLATE "C"`,
+      values: [accountName ?? null],
+    });
+  }
+
+  async revokeKey(keyId: string, now: number): Promise<boolean> {
+    // coalesce: revoking twice keeps the first revocation time.
+    const changed = await this.db.execute({
+      text: 'UPDATE api_keys SET revoked_at = coalesce(revoked_at, $1) WHERE id = $2',
+      values: [now, keyId],
+    });
+    return changed > 0;
+  }
+
+  /**
+   * The lookups of one event-loop turn go to the database as one query (TurnBatch): one round trip per
+   * turn instead of one per request. Each still reads the key as committed after its request arrived, so
+   * revocation takes effect on the next request.
+   */
+  findKeyByHash(hash: string): Promise<KeyPrincipal | undefined> {
+    return this.lookups.add(hash);
+  }
+
+  private async findKeys(hashes: string[]): Promise<Settled<KeyPrincipal | undefined>[]> {
+    const rows = await this.db.query<
+      Account & { hash: string; keyId: string; expiresAt: number | null; revokedAt: number | null }
+    >({ name: 'keys_find_by_hashes', text: FIND_KEYS, values: [hashes] });
+    const byHash = new Map<string, KeyPrincipal>();
+    for (const { hash, keyId, expiresAt, revokedAt, ...account } of rows) {
+      byHash.set(hash, { keyId, expiresAt, revokedAt, account });
+    }
+    return hashes.map((hash) => ({ value: byHash.get(hash) }));
+  }
+
+  async liftBan(accountName: string, now: number): Promise<boolean> {
+    const changed = await this.db.execute({
+      text: 'UPDATE accounts SET ban_lifted_at = $1 WHERE name = $2',
+      values: [now, accountName],
+    });
+    return changed > 0;
+  }
+}

@@ -1,0 +1,99 @@
+import type { RepositoryFactory } from '../../db/database.js';
+import { PostgresAccountRepository } from './repository.postgres.js';
+import { SqliteAccountRepository } from './repository.sqlite.js';
+
+export const PLANS = ['free', 'pro', 'business', 'enterprise'] as const;
+export type Plan = (typeof PLANS)[number];
+
+/** Quotas of the fixed plans; enterprise accounts carry their own numbers. */
+export const PLAN_QUOTAS: Record<Exclude<Plan, 'enterprise'>, { perMinute: number; perDay: number }> = {
+  free: { perMinute: 60, perDay: 1_000 },
+  pro: { perMinute: 300, perDay: 10_000 },
+  business: { perMinute: 1_000, perDay: 100_000 },
+};
+
+export interface Account {
+  id: number;
+  name: string;
+  plan: Plan;
+  perMinute: number;
+  perDay: number;
+  /** Epoch ms of the last `accounts unban`; bans that started before it are void. */
+  banLiftedAt: number | null;
+}
+
+export interface ApiKeyInfo {
+  id: string;
+  account: string;
+  hint: string;
+  createdAt: number;
+  expiresAt: number | null;
+  revokedAt: number | null;
+}
+
+/** What authentication learns from a key hash in one lookup. */
+export interface KeyPrincipal {
+  keyId: string;
+  expiresAt: number | null;
+  revokedAt: number | null;
+  account: Account;
+}
+
+export interface AccountInput {
+  name: string;
+  /** Omitted: keep the existing plan, or `free` for a new account. */
+  plan?: Plan;
+  perMinute?: number;
+  perDay?: number;
+}
+
+export interface NewKeyRecord {
+  id: string;
+  hash: string;
+  hint: string;
+  expiresAt: number | null;
+}
+
+/**
+ * Accounts, their API keys and bans; implemented once per backend and held to this contract by
+ * test/modules/accounts/repository.test.ts:
+ *
+ * - `upsertAccount` creates the account (plan `free` unless given) or updates its plan/quotas; concurrent
+ *   upserts of one new account create it once; an enterprise account keeps its custom quotas unless new
+ *   ones are given.
+ * - `findKeyByHash` sees every committed change (revocation, plan change, lifted ban) on the next call,
+ *   whichever process made it; it may batch and cache as long as that holds.
+ * - `revokeKey` keeps the first revocation time; it and `liftBan` answer false for unknown names.
+ * - Timestamps are epoch milliseconds supplied by the caller's clock.
+ */
+export interface AccountRepository {
+  upsertAccount(input: AccountInput, now: number): Promise<Account>;
+  findAccount(name: string): Promise<Account | undefined>;
+  countAccounts(): Promise<number>;
+  createKey(accountId: number, key: NewKeyRecord, now: number): Promise<void>;
+  listKeys(accountName?: string): Promise<ApiKeyInfo[]>;
+  /** Returns false when no such key exists. */
+  revokeKey(keyId: string, now: number): Promise<boolean>;
+  findKeyByHash(hash: string): Promise<KeyPrincipal | undefined>;
+  /** Record that bans of this account started before `now` are lifted. Returns false for an unknown account. */
+  liftBan(accountName: string, now: number): Promise<boolean>;
+}
+
+export const accountRepository: RepositoryFactory<AccountRepository> = {
+  sqlite: (db) => new SqliteAccountRepository(db),
+  postgres: (db) => new PostgresAccountRepository(db),
+};
+
+export function quotaFor(
+  plan: Plan,
+  perMinute?: number,
+  perDay?: number,
+): { perMinute: number; perDay: number } {
+  if (plan === 'enterprise') {
+    return {
+      perMinute: perMinute ?? PLAN_QUOTAS.business.perMinute,
+      perDay: perDay ?? PLAN_QUOTAS.business.perDay,
+    };
+  }
+  return PLAN_QUOTAS[plan];
+}

@@ -1,0 +1,10 @@
+import type { ApiModule } from '../module.js';
+import { categoryRoutes } from './routes.js';
+import { Category } from './schemas.js';
+
+export const categoriesModule: ApiModule = {
+  name: 'categories',
+  tag: { name: 'categories', description: 'Extension: the categories pets belong to.' },
+  components: [Category],
+  routes: categoryRoutes,
+};

@@ -1,0 +1,23 @@
+/**
+ * What a resource module gives the app: its routes (registered under /v1), the component schemas it
+ * references with `$ref`, and its OpenAPI tag. src/modules/index.ts lists the modules; src/app.ts builds
+ * the app from that list, so adding a resource touches neither the app nor the cross-cutting pieces.
+ */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { TSchema } from 'typebox';
+import type { Clock } from '../clock.js';
+import type { Database } from '../db/database.js';
+
+export interface ModuleContext {
+  database: Database;
+  clock: Clock;
+}
+
+export interface ApiModule {
+  name: string;
+  /** The OpenAPI tag of the module's operations. */
+  tag?: { name: string; description: string };
+  /** Schemas with an `$id`, registered once (validation, serialisation, `components.schemas`). */
+  components?: TSchema[];
+  routes: FastifyPluginAsyncTypebox<ModuleContext>;
+}

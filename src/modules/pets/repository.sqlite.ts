@@ -1,0 +1,182 @@
+import type BetterSqlite3 from 'better-sqlite3';
+import { translateSqliteError, wrap, type SqliteDatabase } from '../../db/sqlite.js';
+import { settle, TurnBatch } from '../../db/turn-batch.js';
+import type { IdempotencyInput } from '../../http/idempotency/index.js';
+import { idempotencyRepository } from '../../http/idempotency/repository.js';
+import type { SqliteIdempotency } from '../../http/idempotency/repository.sqlite.js';
+import {
+  demoPet,
+  type CreatePetResult,
+  type ListPetsQuery,
+  type NewPetRecord,
+  type PetRepository,
+} from './repository.js';
+import type { Pet, PetStatus } from './schemas.js';
+
+type PetRawRow = [id: number, name: string, categoryId: number, status: PetStatus];
+type Statement = BetterSqlite3.Statement<unknown[], PetRawRow>;
+
+function petFromRaw(row: PetRawRow): Pet {
+  return { id: row[0], name: row[1], categoryId: row[2], status: row[3] };
+}
+
+function petsFromRaw(rows: PetRawRow[]): Pet[] {
+  const pets = new Array<Pet>(rows.length);
+  for (let i = 0; i < rows.length; i++) pets[i] = petFromRaw(rows[i]!);
+  return pets;
+}
+
+/** How many distinct page sizes get their own prepared statement (per query shape). */
+const MAX_LIMIT_STATEMENTS = 128;
+
+const PET_COLUMNS = 'id, name, category_id AS categoryId, status';
+
+export class SqlitePetRepository implements PetRepository {
+  private readonly db: BetterSqlite3.Database;
+  private readonly idempotency: SqliteIdempotency;
+  private readonly stmt;
+  private readonly createPetTransaction: (
+    pet: NewPetRecord,
+    idem: IdempotencyInput | undefined,
+  ) => CreatePetResult;
+  /** Creations of one event-loop turn, committed together; see create. */
+  private readonly creations: TurnBatch<[NewPetRecord, IdempotencyInput | undefined], CreatePetResult>;
+  /** Page queries by page size, with and without the status filter; see listStatement. */
+  private readonly listStatements = {
+    all: new Map<number, Statement>(),
+    status: new Map<number, Statement>(),
+  };
+
+  constructor(database: SqliteDatabase) {
+    const db = (this.db = database.db);
+    this.idempotency = database.repository(idempotencyRepository) as SqliteIdempotency;
+    this.stmt = {
+      // Raw (array) rows: better-sqlite3 builds row objects property by property through the V8 API, which
+      // costs more than the query itself; petFromRaw builds them in JavaScript with one fixed shape.
+      listAll: db
+        .prepare<[number, number], PetRawRow>(
+          `SELECT ${PET_COLUMNS} FROM pets WHERE id > ? ORDER BY id LIMIT ?`,
+        )
+        .raw(true),
+      listByStatus: db
+        .prepare<[string, number, number], PetRawRow>(
+          `SELECT ${PET_COLUMNS} FROM pets WHERE status = ? AND id > ? ORDER BY id LIMIT ?`,
+        )
+        .raw(true),
+      getPet: db.prepare<[number], PetRawRow>(`SELECT ${PET_COLUMNS} FROM pets WHERE id = ?`).raw(true),
+      insertPet: db.prepare<[string, number, string, number], Pet>(
+        `INSERT INTO pets (name, category_id, status, created_at) VALUES (?, ?, ?, ?) RETURNING ${PET_COLUMNS}`,
+      ),
+      categoryExists: db.prepare<[number], { one: number }>('SELECT 1 AS one FROM categories WHERE id = ?'),
+    };
+    this.createPetTransaction = db.transaction((pet: NewPetRecord, idem: IdempotencyInput | undefined) =>
+      this.createInTransaction(pet, idem),
+    );
+    // Inside the batch's transaction each creation runs as a nested one, i.e. under its own SAVEPOINT: one
+    // that throws is rolled back alone and the others still commit.
+    const groupCommit = db.transaction((batch: [NewPetRecord, IdempotencyInput | undefined][]) =>
+      batch.map(([pet, idem]) => settle(() => this.createPetTransaction(pet, idem))),
+    );
+    this.creations = new TurnBatch(groupCommit, translateSqliteError);
+  }
+
+  /**
+   * A bound `LIMIT ?` makes SQLite recompile the statement on every run (the planner takes the limit into
+   * account, so a new value expires the plan): one statement per page size, prepared on first use, keeps
+   * the page query prepared for real. Page sizes are 2..101 through the API; past MAX_LIMIT_STATEMENTS
+   * distinct sizes, the bound form is used.
+   */
+  private listStatement(byStatus: boolean, limit: number): Statement | undefined {
+    const cache = byStatus ? this.listStatements.status : this.listStatements.all;
+    let stmt = cache.get(limit);
+    if (stmt === undefined && Number.isSafeInteger(limit) && limit > 0 && cache.size < MAX_LIMIT_STATEMENTS) {
+      const where = byStatus ? 'status = ? AND id > ?' : 'id > ?';
+      stmt = this.db
+        .prepare<unknown[], PetRawRow>(
+          `SELECT ${PET_COLUMNS} FROM pets WHERE ${where} ORDER BY id LIMIT ${limit}`,
+        )
+        .raw(true);
+      cache.set(limit, stmt);
+    }
+    return stmt;
+  }
+
+  list(query: ListPetsQuery): Promise<Pet[]> {
+    return wrap(() => {
+      const afterId = query.afterId ?? 0;
+      const stmt = this.listStatement(Boolean(query.status), query.limit);
+      let rows: PetRawRow[];
+      if (query.status) {
+        rows = stmt
+          ? stmt.all(query.status, afterId)
+          : this.stmt.listByStatus.all(query.status, afterId, query.limit);
+      } else {
+        rows = stmt ? stmt.all(afterId) : this.stmt.listAll.all(afterId, query.limit);
+      }
+      return petsFromRaw(rows);
+    });
+  }
+
+  get(id: number): Promise<Pet | undefined> {
+    return wrap(() => {
+      const row = this.stmt.getPet.get(id);
+      return row && petFromRaw(row);
+    });
+  }
+
+  private createInTransaction(pet: NewPetRecord, idem: IdempotencyInput | undefined): CreatePetResult {
+    const outcome = this.idempotency.run(
+      idem,
+      (): CreatePetResult => {
+        if (!this.stmt.categoryExists.get(pet.categoryId)) return { kind: 'unknown_category' };
+        const created = this.stmt.insertPet.get(
+          pet.name,
+          pet.categoryId,
+          pet.status,
+          idem?.now ?? Date.now(),
+        )!;
+        return { kind: 'created', pet: created };
+      },
+      (result) => (result.kind === 'created' ? { status: 201, body: result.pet } : undefined),
+    );
+    switch (outcome.kind) {
+      case 'done':
+        return outcome.value;
+      case 'replayed':
+        return { kind: 'replayed', status: outcome.status, body: outcome.body as Pet };
+      case 'mismatch':
+        return { kind: 'idempotency_mismatch' };
+      case 'in_progress':
+        return { kind: 'idempotency_in_progress' };
+    }
+  }
+
+  /**
+   * Group commit: creations requested during one turn of the event loop are written in one transaction,
+   * committed before any of their promises settles. Every acknowledged pet is as durable as before, but the
+   * commit's fixed cost (locks, WAL frames for the same table and index pages, the sequence row) is paid
+   * once per turn instead of once per request: under 50 concurrent writers that was most of a POST's CPU.
+   * A quiet server commits each creation alone, one turn later. Within the batch creations run in arrival
+   * order, so a duplicate Idempotency-Key replays the first; the in-progress case never arises here.
+   */
+  create(pet: NewPetRecord, idempotency?: IdempotencyInput): Promise<CreatePetResult> {
+    return this.creations.add([pet, idempotency]);
+  }
+
+  seed(count: number, now: number): Promise<number> {
+    return wrap(() => {
+      const start = (this.db.prepare('SELECT count(*) AS n FROM pets').get() as { n: number }).n;
+      const insert = this.db.prepare(
+        'INSERT INTO pets (name, category_id, status, created_at) VALUES (?, ?, ?, ?)',
+      );
+      const batch = this.db.transaction((from: number, to: number) => {
+        for (let i = from; i < to; i++) {
+          const p = demoPet(start + i);
+          insert.run(p.name, p.categoryId, p.status, now);
+        }
+      });
+      for (let i = 0; i < count; i += 50_000) batch(i, Math.min(count, i + 50_000));
+      return count;
+    });
+  }
+}

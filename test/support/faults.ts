@@ -1,0 +1,82 @@
+/**
+ * The one fault-injecting database for tests: an app over a real database whose repository methods (or the
+ * database's own, e.g. `ping`) can be made to fail, looked up on every call. Fault injection, not a mock:
+ * every call that is not faulted reaches the real database.
+ */
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../src/app.js';
+import type { Database, RepositoryFactory } from '../../src/db/database.js';
+import { mintKey } from '../../src/modules/accounts/mint.js';
+import { accountRepository } from '../../src/modules/accounts/repository.js';
+import { defaultTestConfig, TestClock, type Backend } from '../helpers.js';
+
+/** What to break: a repository (by its factory) or the database itself, and the method name. */
+export type Fault = [
+  target: RepositoryFactory<unknown> | 'database',
+  method: string,
+  fail: () => Promise<never>,
+];
+
+export interface FaultyApp {
+  app: FastifyInstance;
+  /** The real database underneath, for checking what was (not) written. */
+  database: Database;
+  /** A valid key of a business account. */
+  key: string;
+  /** Replaces the current faults (none: everything works again). */
+  setFaults(faults: Fault[]): void;
+  close(): Promise<void>;
+}
+
+function bound(target: object, property: string | symbol): unknown {
+  const value: unknown = Reflect.get(target, property, target);
+  return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+}
+
+export async function faultyApp(backend: Backend, faults: Fault[] = []): Promise<FaultyApp> {
+  const database = await backend.createDatabase();
+  await database.migrate();
+  const counterStore = await backend.createCounterStore();
+  const clock = new TestClock();
+  const accounts = database.repository(accountRepository);
+  const account = await accounts.upsertAccount({ name: 'faulty', plan: 'business' }, clock.now);
+  const { key } = await mintKey(accounts, account.id, clock.now);
+
+  let current = faults;
+  const faultFor = (target: Fault[0], property: string | symbol): Fault[2] | undefined =>
+    current.find(([t, method]) => t === target && method === property)?.[2];
+
+  const proxies = new Map<RepositoryFactory<unknown>, unknown>();
+  const wrapped = new Proxy(database, {
+    get(target, property) {
+      if (property === 'repository') {
+        return (factory: RepositoryFactory<unknown>) => {
+          let proxy = proxies.get(factory);
+          if (!proxy) {
+            proxy = new Proxy(target.repository(factory) as object, {
+              get: (repo, method) => faultFor(factory, method) ?? bound(repo, method),
+            });
+            proxies.set(factory, proxy);
+          }
+          return proxy;
+        };
+      }
+      return faultFor('database', property) ?? bound(target, property);
+    },
+  });
+  const app = await buildApp({ config: defaultTestConfig, database: wrapped, counterStore, clock: clock.fn });
+  await app.ready();
+  return {
+    app,
+    database,
+    key,
+    setFaults(faults) {
+      current = faults;
+    },
+    async close() {
+      await app.close();
+      await counterStore.close();
+      await database.close();
+    },
+  };
+}
