@@ -19,6 +19,7 @@ import { registerErrorHandling, sendError, toApiError } from './plugins/errors.j
 import { createRegistry, registerObservability, requestId } from './plugins/observability.js';
 import { registerOpenApi } from './plugins/openapi.js';
 import { RateLimiter } from './ratelimit/limiter.js';
+import { AuthFailureLockout } from './ratelimit/lockout.js';
 import type { CounterStore } from './ratelimit/store.js';
 import { categoryRoutes } from './routes/categories.js';
 import { healthRoutes } from './routes/health.js';
@@ -27,7 +28,7 @@ import type { Storage } from './storage/storage.js';
 
 export type AppConfig = Pick<
   Config,
-  'unauthenticatedPerMinute' | 'banThresholdFactor' | 'banSeconds' | 'trustProxy'
+  'unauthenticatedPerMinute' | 'banThresholdFactor' | 'banSeconds' | 'trustProxy' | 'authFailuresPerMinute'
 >;
 
 export interface AppOptions {
@@ -69,6 +70,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   const limiter = new RateLimiter(counterStore, config);
   const countByAddress = addressCounter(limiter, config.unauthenticatedPerMinute, clock);
+  const lockout = new AuthFailureLockout(limiter, config.authFailuresPerMinute);
 
   const app = Fastify({
     loggerInstance: options.logger,
@@ -114,7 +116,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const registry = createRegistry();
   registerObservability(app, registry);
   registerErrorHandling(app);
-  registerAccess(app, { storage, limiter, clock, countByAddress });
+  registerAccess(app, { storage, limiter, clock, countByAddress, lockout });
 
   // Remember which methods each /v1 path answers, to answer the others with 405 and an Allow header.
   const methodsByPath = new Map<string, Set<string>>();
@@ -129,7 +131,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(petRoutes, { prefix: '/v1', storage, clock });
   await app.register(categoryRoutes, { prefix: '/v1', storage });
   await app.register(healthRoutes, { storage, counterStore, registry });
-  app.get('/v1/openapi.json', { config: { public: true }, schema: { hide: true } }, () => app.swagger());
+  app.get('/v1/openapi.json', { config: { access: 'public' }, schema: { hide: true } }, () => app.swagger());
 
   for (const [url, methods] of [...methodsByPath]) {
     const allow = [...methods].sort().join(', ');
@@ -138,7 +140,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     app.route({
       method: others,
       url,
-      config: { anyCaller: true },
+      config: { access: 'public' },
       schema: { hide: true },
       handler: async () => {
         throw new ApiError('method_not_allowed', undefined, undefined, { allow });

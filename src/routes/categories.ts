@@ -7,6 +7,7 @@ export const categoryRoutes: FastifyPluginAsyncTypebox<{ storage: Storage }> = a
   app.get(
     '/categories',
     {
+      config: { access: { scopes: ['pets:read'] } },
       schema: {
         operationId: 'listCategories',
         tags: ['categories'],

@@ -48,6 +48,7 @@ export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (app
   app.get(
     '/pets',
     {
+      config: { access: { scopes: ['pets:read'] } },
       schema: {
         operationId: 'listPets',
         tags: ['animals'],
@@ -84,6 +85,7 @@ export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (app
   app.post(
     '/pets',
     {
+      config: { access: { scopes: ['pets:write'] } },
       schema: {
         operationId: 'createPet',
         tags: ['animals'],
@@ -148,6 +150,7 @@ export const petRoutes: FastifyPluginAsyncTypebox<PetRoutesOptions> = async (app
   app.get(
     '/pets/:petId',
     {
+      config: { access: { scopes: ['pets:read'] } },
       schema: {
         operationId: 'getPet',
         tags: ['animals'],
