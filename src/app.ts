@@ -13,18 +13,19 @@ import { addressCounter, registerAccess } from './http/access.js';
 import { registerErrorHandling, sendError, toApiError } from './http/error-handler.js';
 import { ApiError, errorBody } from './http/errors.js';
 import { healthRoutes } from './http/health.js';
-import { collectRoutes } from './http/method-not-allowed.js';
+import { deriveMethodNotAllowed } from './http/method-not-allowed.js';
 import { createRegistry, registerObservability, requestId } from './http/observability.js';
 import { registerOpenApi } from './http/openapi.js';
 import { ErrorSchema } from './http/responses.js';
 import { MODULES } from './modules/index.js';
 import type { ApiModule } from './modules/module.js';
 import { RateLimiter } from './ratelimit/limiter.js';
+import { AuthFailureLockout } from './ratelimit/lockout.js';
 import type { CounterStore } from './ratelimit/store.js';
 
 export type AppConfig = Pick<
   Config,
-  'unauthenticatedPerMinute' | 'banThresholdFactor' | 'banSeconds' | 'trustProxy'
+  'unauthenticatedPerMinute' | 'banThresholdFactor' | 'banSeconds' | 'trustProxy' | 'authFailuresPerMinute'
 >;
 
 export interface AppOptions {
@@ -39,6 +40,7 @@ export interface AppOptions {
 }
 
 export const BODY_LIMIT = 16 * 1024;
+const ROUTER_OPTIONS = { ignoreTrailingSlash: false, maxParamLength: 200 };
 
 function makeAjv(coerce: boolean): Ajv {
   // Query strings, path parameters and headers arrive as text and are coerced; JSON bodies are not, so
@@ -67,6 +69,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   const limiter = new RateLimiter(counterStore, config);
   const countByAddress = addressCounter(limiter, config.unauthenticatedPerMinute, clock);
+  const lockout = new AuthFailureLockout(limiter, config.authFailuresPerMinute);
 
   const app = Fastify({
     loggerInstance: options.logger,
@@ -79,7 +82,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // While closing, keep serving requests that arrive on open connections (the stores close only after the
     // app has), so a rolling restart loses nothing and no response escapes the Error shape.
     return503OnClosing: false,
-    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
+    routerOptions: ROUTER_OPTIONS,
     frameworkErrors: (error, request, reply) => {
       // Raised before the onRequest hooks (e.g. a malformed percent-encoding), so the request id and the
       // caller's address quota are applied here.
@@ -111,8 +114,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   const registry = createRegistry();
   registerObservability(app, registry);
-  registerErrorHandling(app);
-  registerAccess(app, { database, limiter, clock, countByAddress });
+  // 405s are derived from every /v1 route once all exist (onReady), answered where a 404 would be.
+  registerErrorHandling(app, deriveMethodNotAllowed(app, ROUTER_OPTIONS));
+  registerAccess(app, { database, limiter, clock, countByAddress, lockout });
 
   // Component schemas are registered once: routes reference them with $ref (see http/schemas.ts `ref`),
   // and the OpenAPI document lists them under components.schemas.
@@ -122,15 +126,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     textAjv.addSchema(schema);
   }
 
-  const routes = collectRoutes(app);
   await registerOpenApi(app, { tags: modules.flatMap((m) => (m.tag ? [m.tag] : [])) });
   for (const module of modules) {
     await app.register(module.routes, { prefix: '/v1', database, clock });
   }
   await app.register(healthRoutes, { database, counterStore, registry });
-  app.get('/v1/openapi.json', { config: { public: true }, schema: { hide: true } }, () => app.swagger());
-  // Last: every /v1 route exists now, and none may be added after.
-  routes.answerOtherMethods();
+  app.get('/v1/openapi.json', { config: { access: 'public' }, schema: { hide: true } }, () => app.swagger());
 
   return app;
 }

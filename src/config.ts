@@ -30,6 +30,8 @@ export interface Config {
   /** An account is banned once its rejected requests within one minute exceed this many times its per-minute quota. */
   banThresholdFactor: number;
   banSeconds: number;
+  /** Invalid keys an address may send in a minute before every request of its carrying a key is refused. */
+  authFailuresPerMinute: number;
   /** `false`, `true`, or a comma-separated list of addresses/CIDRs whose X-Forwarded-For is believed. */
   trustProxy: boolean | string[];
   /** `normal` survives a process crash; `full` also survives power loss (fsync per commit). */
@@ -123,6 +125,7 @@ export function loadConfig(env: Env = process.env): Config {
     unauthenticatedPerMinute: integer(env, 'UNAUTHENTICATED_PER_MINUTE', 60, 1, 1_000_000_000),
     banThresholdFactor: integer(env, 'BAN_THRESHOLD_FACTOR', 1, 1, 1000),
     banSeconds: integer(env, 'BAN_SECONDS', 900, 1, 7 * 86400),
+    authFailuresPerMinute: integer(env, 'AUTH_FAILURES_PER_MINUTE', 30, 1, 1_000_000_000),
     trustProxy: trustProxy(env),
     sqliteSynchronous: oneOf(env, 'SQLITE_SYNCHRONOUS', 'normal', ['normal', 'full'] as const),
     pgPoolSize: integer(env, 'PG_POOL_SIZE', 10, 1, 1000),

@@ -135,6 +135,7 @@ export const defaultTestConfig: AppConfig = {
   banThresholdFactor: 1,
   banSeconds: 900,
   trustProxy: false,
+  authFailuresPerMinute: 30,
 };
 
 export interface TestContext {

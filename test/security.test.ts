@@ -93,9 +93,10 @@ function routerTable(printed: string): { path: string; methods: string[] }[] {
 
 for (const backend of await backends()) {
   // Built before the suite is declared, so that each protected route of the served document gets its own tests.
-  // A high unauthenticated quota: this suite sends many keyless requests from one address.
+  // High unauthenticated and failed-key quotas: this suite sends many keyless and wrong-key requests from one
+  // address (test/access.test.ts covers the lockout).
   const ctx: TestContext = await createTestContext(backend, {
-    config: { unauthenticatedPerMinute: 100_000 },
+    config: { unauthenticatedPerMinute: 100_000, authFailuresPerMinute: 100_000 },
   });
   const { key } = await ctx.createKey();
   const created = await ctx.app.inject({

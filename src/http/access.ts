@@ -1,13 +1,15 @@
 /**
- * Authentication and rate limiting for everything under /v1, in one onRequest hook so that every /v1
- * response, errors included, carries the rate-limit headers.
+ * Who may call what, decided by the route that matched and what it declares, never by the URL's text: the
+ * router normalises request targets (absolute-form, percent-encoding) in its own way, and any second reading
+ * of the URL here would sooner or later disagree with it. Every route declares its access (`config.access`);
+ * a route that declares nothing stops the app from starting (checked once every route exists).
  *
- * Order: identify the caller by key; count the request against the account (valid key) or the client
- * address (no valid key, so key guessing is slow); reject over-limit requests; only then reject bad keys.
- * The public documents (OpenAPI, docs), unknown routes and wrong methods are counted too but answer
- * whatever the key.
+ * Order for every request that is not an operations probe: refuse an address locked out for guessing keys
+ * (before any key lookup); identify the caller by key; count the request against the account (valid key) or
+ * the client address (no valid key, so key guessing is slow); reject over-limit requests; only then reject
+ * bad keys. Public documents, unknown routes and wrong methods are counted too, but answer whatever the key.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { Database } from '../db/database.js';
 import { hashApiKey, isWellFormedApiKey } from '../modules/accounts/keys.js';
@@ -17,18 +19,36 @@ import {
   type KeyPrincipal,
 } from '../modules/accounts/repository.js';
 import { rateLimitHeaders, type RateLimiter } from '../ratelimit/limiter.js';
+import type { AuthFailureLockout } from '../ratelimit/lockout.js';
 import { ApiError, type ErrorCode } from './errors.js';
+
+/** The scope vocabulary of DESIGN 4.1; keys carry scopes once the adoption workflow lands. */
+export type Scope =
+  | 'pets:read'
+  | 'pets:write'
+  | 'orders:read'
+  | 'orders:write'
+  | 'orders:manage'
+  | 'events:read'
+  | 'webhooks:write';
+
+/**
+ * What a route declares about its callers:
+ * - `{ scopes }`: an API operation: a valid key is required and the request counts against its account;
+ * - `'public'`: a document under /v1 (OpenAPI, docs) or a 405 answer: counted (by account or address) but
+ *   served whatever the key;
+ * - `'operations'`: a probe outside the API (/healthz, /readyz, /metrics): neither keyed nor counted, so a
+ *   flood of API clients can never starve an orchestrator's probe.
+ */
+export type RouteAccess = { scopes: readonly Scope[] } | 'public' | 'operations';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The authenticated key and its account; set on every protected route. */
+    /** The authenticated key and its account; set on every route that declares scopes. */
     principal: KeyPrincipal | null;
   }
   interface FastifyContextConfig {
-    /** A public document: counted, but served without a key. */
-    public?: boolean;
-    /** Counted, but answers whatever the key (405 handlers). */
-    anyCaller?: boolean;
+    access?: RouteAccess;
   }
 }
 
@@ -49,18 +69,14 @@ export interface AccessOptions {
   limiter: RateLimiter;
   clock: Clock;
   countByAddress: AddressCounter;
+  lockout: AuthFailureLockout;
 }
 
 const BEARER = /^bearer[ \t]+(\S+)[ \t]*$/i;
 
 type Identification = { principal: KeyPrincipal } | { failure: ErrorCode };
 
-async function identify(
-  header: string | undefined,
-  accounts: AccountRepository,
-  now: number,
-): Promise<Identification> {
-  if (header === undefined || header.trim() === '') return { failure: 'missing_api_key' };
+async function identify(header: string, accounts: AccountRepository, now: number): Promise<Identification> {
   const match = BEARER.exec(header);
   const key = match?.[1];
   if (!key || !isWellFormedApiKey(key)) return { failure: 'malformed_api_key' };
@@ -71,32 +87,56 @@ async function identify(
   return { principal };
 }
 
-function isUnderV1(url: string): boolean {
-  return url.startsWith('/v1/') || url === '/v1' || url.startsWith('/v1?');
+function describe(route: RouteOptions): string {
+  return `${[route.method].flat().join(',')} ${route.url}`;
 }
 
-/** Routes that answer whatever the key: public documents, unknown routes, wrong methods. */
-function isOpenToAnyCaller(request: FastifyRequest): boolean {
-  const config = request.routeOptions.config;
-  return (
-    request.is404 ||
-    config.public === true ||
-    config.anyCaller === true ||
-    request.routeOptions.url?.startsWith('/v1/docs') === true
-  );
+/**
+ * Fails closed at start-up: collects every route as it is registered and, once all exist, refuses to start
+ * when one declares no access. Checked at `onReady` rather than in `onRoute` so that a plugin wrapping
+ * third-party routes (the docs page) can add their declaration in its own onRoute hook, which runs after ours.
+ */
+function requireDeclarations(app: FastifyInstance): void {
+  const routes: RouteOptions[] = [];
+  app.addHook('onRoute', (route) => {
+    routes.push(route);
+  });
+  app.addHook('onReady', async () => {
+    const undeclared = routes.filter((route) => route.config?.access === undefined).map(describe);
+    if (undeclared.length > 0) {
+      throw new Error(
+        `Routes declare no access (config.access), refusing to start: ${undeclared.join('; ')}`,
+      );
+    }
+  });
 }
 
 export function registerAccess(app: FastifyInstance, options: AccessOptions): void {
-  const { limiter, clock, countByAddress } = options;
+  const { limiter, clock, countByAddress, lockout } = options;
   const accounts = options.database.repository(accountRepository);
   app.decorateRequest('principal', null);
+  requireDeclarations(app);
 
   app.addHook('onRequest', async (request, reply) => {
-    if (!isUnderV1(request.url)) return;
+    // An unmatched request has no declaration of its own: it is answered 404 by anyone, and counted.
+    const access: RouteAccess | undefined = request.is404 ? 'public' : request.routeOptions.config.access;
+    if (access === 'operations') return;
+    // requireDeclarations makes this unreachable; should it ever be reached, refuse rather than serve.
+    if (access === undefined) throw new ApiError('internal_error');
+
     const now = clock();
+    const header = request.headers.authorization;
+    const presentsKey = header !== undefined && header.trim() !== '';
+    if (presentsKey && lockout.isLockedOut(request.ip, now)) {
+      await countByAddress(request, reply);
+      throw new ApiError('too_many_invalid_keys', undefined, undefined, {
+        'retry-after': String(lockout.retryAfterSeconds(now)),
+      });
+    }
+
     let identity: Identification;
     try {
-      identity = await identify(request.headers.authorization, accounts, now);
+      identity = presentsKey ? await identify(header, accounts, now) : { failure: 'missing_api_key' };
     } catch (error) {
       // The key could not be checked (database down): count the caller by address so even this 503
       // carries rate-limit headers, then let the error handler answer.
@@ -116,8 +156,14 @@ export function registerAccess(app: FastifyInstance, options: AccessOptions): vo
       request.principal = identity.principal;
       return;
     }
+    if (presentsKey && !(await lockout.recordFailure(request.ip, now))) {
+      await countByAddress(request, reply);
+      throw new ApiError('too_many_invalid_keys', undefined, undefined, {
+        'retry-after': String(lockout.retryAfterSeconds(now)),
+      });
+    }
     if (!(await countByAddress(request, reply))) throw new ApiError('rate_limited');
-    if (isOpenToAnyCaller(request)) return;
+    if (access === 'public') return;
     const error = identity.failure === 'missing_api_key' ? '' : `, error="invalid_token"`;
     throw new ApiError(identity.failure, undefined, undefined, {
       'www-authenticate': `Bearer realm="pet-adoption"${error}`,

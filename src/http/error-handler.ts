@@ -116,7 +116,13 @@ export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
   return reply.code(error.status).type('application/json; charset=utf-8').send(errorBody(error));
 }
 
-export function registerErrorHandling(app: FastifyInstance): void {
+/**
+ * @param methodNotAllowed consulted before answering 404: a path that exists with other methods is a 405.
+ */
+export function registerErrorHandling(
+  app: FastifyInstance,
+  methodNotAllowed: (request: FastifyRequest) => ApiError | undefined = () => undefined,
+): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const apiError = toApiError(error);
     if (apiError) {
@@ -127,5 +133,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
     return sendError(reply, new ApiError('internal_error'));
   });
 
-  app.setNotFoundHandler((_request, reply) => sendError(reply, new ApiError('not_found')));
+  app.setNotFoundHandler((request, reply) =>
+    sendError(reply, methodNotAllowed(request) ?? new ApiError('not_found')),
+  );
 }

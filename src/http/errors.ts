@@ -40,6 +40,11 @@ export const errorCatalogue = {
     message:
       'This account is temporarily banned for ignoring rate limits. Retry after the time in Retry-After.',
   },
+  too_many_invalid_keys: {
+    status: 429,
+    message:
+      'Too many invalid API keys from this address: every request carrying a key is refused until the minute ends. Retry after the time in Retry-After.',
+  },
   internal_error: { status: 500, message: 'An internal error occurred.' },
   service_unavailable: {
     status: 503,

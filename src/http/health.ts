@@ -25,12 +25,15 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthRoutesOptions> = asyn
   { database, counterStore, registry },
 ) => {
   const hidden = { hide: true, tags: ['operations'] };
+  const config = { access: 'operations' } as const;
 
-  app.get('/healthz', { schema: { ...hidden, response: { 200: Health } } }, () => ({ status: 'ok' }));
+  app.get('/healthz', { config, schema: { ...hidden, response: { 200: Health } } }, () => ({
+    status: 'ok',
+  }));
 
   app.get(
     '/readyz',
-    { schema: { ...hidden, response: { 200: Readiness, 503: Readiness } } },
+    { config, schema: { ...hidden, response: { 200: Readiness, 503: Readiness } } },
     async (_req, reply) => {
       const storageOk = await database.ping().then(
         () => true,
@@ -47,7 +50,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthRoutesOptions> = asyn
     },
   );
 
-  app.get('/metrics', { schema: hidden }, async (_req, reply) =>
+  app.get('/metrics', { config, schema: hidden }, async (_req, reply) =>
     reply.type(registry.contentType).send(await registry.metrics()),
   );
 };

@@ -1,57 +1,55 @@
 /**
- * `405 method_not_allowed` with an `Allow` header for every /v1 path, derived from the router: every /v1
- * route is collected as it is registered, and once every module is in, `answerOtherMethods` adds one
- * route per path for the methods it does not answer. A /v1 route registered after that pass would get no
- * 405s, so it is refused at registration instead (a loud failure, tested in test/http.test.ts).
+ * `405 method_not_allowed` with an `Allow` header for every /v1 path, derived from the router once every
+ * route exists: /v1 routes are collected as they are registered, and at `onReady` (after which no route can
+ * be added) a second router is built holding, for each collected path, the methods it does not answer. The
+ * not-found handler asks it before answering 404. So a route added by a module registered last, or added to
+ * the app just before it starts, gets its 405s like every other (test/method-not-allowed.test.ts).
+ *
+ * The second router is find-my-way, the router Fastify itself uses, with the same options, so a request
+ * target is matched the way Fastify matched it (absolute-form, percent-encoding, query string).
  */
-import type { FastifyInstance, HTTPMethods } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import { ApiError } from './errors.js';
 
-const ALL_METHODS: HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
-
-export interface MethodTable {
-  /** Adds the 405 routes; afterwards no /v1 route may be added. */
-  answerOtherMethods(): void;
-}
+const ALL_METHODS: HTTPMethod[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 
 function isApiRoute(url: string): boolean {
   return url.startsWith('/v1/') && !url.startsWith('/v1/docs');
 }
 
-/** Call before any route is registered. */
-export function collectRoutes(app: FastifyInstance): MethodTable {
+/** For the not-found handler: the 405 a request deserves, if its path exists with other methods. */
+export type MethodNotAllowed = (request: FastifyRequest) => ApiError | undefined;
+
+/** Call before any route is registered; `routerOptions` must be the app's. */
+export function deriveMethodNotAllowed(
+  app: FastifyInstance,
+  routerOptions: { ignoreTrailingSlash: boolean; maxParamLength: number },
+): MethodNotAllowed {
   const methodsByPath = new Map<string, Set<string>>();
-  let sealed = false;
   app.addHook('onRoute', (route) => {
     if (!isApiRoute(route.url)) return;
-    if (sealed) {
-      throw new Error(
-        `${[route.method].flat().join(',')} ${route.url} was registered after the 405 routes were derived; ` +
-          'register it in a module (src/modules/index.ts)',
-      );
-    }
     const methods = methodsByPath.get(route.url) ?? new Set<string>();
     for (const m of [route.method].flat()) methods.add(m);
     methodsByPath.set(route.url, methods);
   });
 
-  return {
-    answerOtherMethods() {
-      for (const [url, methods] of [...methodsByPath]) {
-        const allow = [...methods].sort().join(', ');
-        const others = ALL_METHODS.filter((m) => !methods.has(m));
-        if (others.length === 0) continue;
-        app.route({
-          method: others,
-          url,
-          config: { anyCaller: true },
-          schema: { hide: true },
-          handler: async () => {
-            throw new ApiError('method_not_allowed', undefined, undefined, { allow });
-          },
-        });
-      }
-      sealed = true;
-    },
+  let others: FindMyWay.Instance<FindMyWay.HTTPVersion.V1> | undefined;
+  app.addHook('onReady', (done) => {
+    others = FindMyWay(routerOptions);
+    for (const [url, methods] of methodsByPath) {
+      const allow = [...methods].sort().join(', ');
+      const missing = ALL_METHODS.filter((m) => !methods.has(m));
+      if (missing.length > 0) others.on(missing, url, () => {}, { allow });
+    }
+    done();
+  });
+
+  return (request) => {
+    const found = others?.find(request.method as HTTPMethod, request.raw.url ?? '/');
+    const allow = (found?.store as { allow?: string } | undefined)?.allow;
+    return allow === undefined
+      ? undefined
+      : new ApiError('method_not_allowed', undefined, undefined, { allow });
   };
 }

@@ -147,10 +147,17 @@ export async function registerOpenApi(app: FastifyInstance, { tags }: OpenApiOpt
         : documentObject.swaggerObject,
   });
 
-  await app.register(swaggerUi, {
-    routePrefix: '/v1/docs',
-    staticCSP: true,
-    logLevel: 'warn',
-    uiConfig: { url: '/v1/openapi.json', deepLinking: true },
+  // The docs page's routes (page, assets) belong to @fastify/swagger-ui, which takes no route config: they are
+  // declared public here, for every route that plugin registers, not by matching their URLs.
+  await app.register(async (docs) => {
+    docs.addHook('onRoute', (route) => {
+      route.config = { ...route.config, access: 'public' };
+    });
+    await docs.register(swaggerUi, {
+      routePrefix: '/v1/docs',
+      staticCSP: true,
+      logLevel: 'warn',
+      uiConfig: { url: '/v1/openapi.json', deepLinking: true },
+    });
   });
 }

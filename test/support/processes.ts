@@ -33,6 +33,7 @@ export function baseEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
     'BAN_SECONDS',
     'BAN_THRESHOLD_FACTOR',
     'UNAUTHENTICATED_PER_MINUTE',
+    'AUTH_FAILURES_PER_MINUTE',
   ]) {
     if (!(name in extra)) delete env[name];
   }

@@ -9,6 +9,7 @@ export const categoryRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (a
   app.get(
     '/categories',
     {
+      config: { access: { scopes: ['pets:read'] } },
       schema: {
         operationId: 'listCategories',
         tags: ['categories'],

@@ -25,6 +25,7 @@ export const petRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (app, {
   app.get(
     '/pets',
     {
+      config: { access: { scopes: ['pets:read'] } },
       schema: {
         operationId: 'listPets',
         tags: ['animals'],
@@ -54,6 +55,7 @@ export const petRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (app, {
   app.post(
     '/pets',
     {
+      config: { access: { scopes: ['pets:write'] } },
       schema: {
         operationId: 'createPet',
         tags: ['animals'],
@@ -112,6 +114,7 @@ export const petRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (app, {
   app.get(
     '/pets/:petId',
     {
+      config: { access: { scopes: ['pets:read'] } },
       schema: {
         operationId: 'getPet',
         tags: ['animals'],
