@@ -16,6 +16,7 @@ import type { Config } from './config.js';
 import { ApiError, errorBody } from './errors.js';
 import { addressCounter, registerAccess } from './plugins/access.js';
 import { registerErrorHandling, sendError, toApiError } from './plugins/errors.js';
+import { responseHeaders } from './plugins/headers.js';
 import { createRegistry, registerObservability, requestId } from './plugins/observability.js';
 import { registerOpenApi } from './plugins/openapi.js';
 import { RateLimiter } from './ratelimit/limiter.js';
@@ -27,7 +28,7 @@ import type { Storage } from './storage/storage.js';
 
 export type AppConfig = Pick<
   Config,
-  'unauthenticatedPerMinute' | 'banThresholdFactor' | 'banSeconds' | 'trustProxy'
+  'unauthenticatedPerMinute' | 'banThresholdFactor' | 'banSeconds' | 'trustProxy' | 'corsOrigins'
 >;
 
 export interface AppOptions {
@@ -69,6 +70,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   const limiter = new RateLimiter(counterStore, config);
   const countByAddress = addressCounter(limiter, config.unauthenticatedPerMinute, clock);
+  // The `Allow` list of each /v1 path, filled in below once every route is known.
+  const allowByPath = new Map<string, string>();
+  const headers = responseHeaders({
+    corsOrigins: config.corsOrigins,
+    allowOf: (url) => allowByPath.get(url),
+  });
 
   const app = Fastify({
     loggerInstance: options.logger,
@@ -86,6 +93,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       // Raised before the onRequest hooks (e.g. a malformed percent-encoding), so the request id and the
       // caller's address quota are applied here.
       reply.header('x-request-id', request.id);
+      // These answers skip every hook, onSend included.
+      headers.apply(request, reply);
       const fallback = toApiError(error) ?? new ApiError('bad_request');
       countByAddress(request, reply).then(
         (allowed) => sendError(reply, allowed ? fallback : new ApiError('rate_limited')),
@@ -114,6 +123,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const registry = createRegistry();
   registerObservability(app, registry);
   registerErrorHandling(app);
+  // Before access: a CORS preflight is answered without a key and without being counted.
+  headers.register(app);
   registerAccess(app, { storage, limiter, clock, countByAddress });
 
   // Remember which methods each /v1 path answers, to answer the others with 405 and an Allow header.
@@ -133,6 +144,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   for (const [url, methods] of [...methodsByPath]) {
     const allow = [...methods].sort().join(', ');
+    allowByPath.set(url, allow);
     const others = ALL_METHODS.filter((m) => !methods.has(m));
     if (others.length === 0) continue;
     app.route({

@@ -128,6 +128,7 @@ export const defaultTestConfig: AppConfig = {
   banThresholdFactor: 1,
   banSeconds: 900,
   trustProxy: false,
+  corsOrigins: [],
 };
 
 export interface TestContext {
