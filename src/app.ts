@@ -16,6 +16,7 @@ import type { Config } from './config.js';
 import { ApiError, errorBody } from './errors.js';
 import { addressCounter, registerAccess } from './plugins/access.js';
 import { registerErrorHandling, sendError, toApiError } from './plugins/errors.js';
+import { responseHeaders } from './plugins/headers.js';
 import { createRegistry, registerObservability, requestId } from './plugins/observability.js';
 import { registerOpenApi } from './plugins/openapi.js';
 import { RateLimiter } from './ratelimit/limiter.js';
@@ -28,7 +29,12 @@ import type { Storage } from './storage/storage.js';
 
 export type AppConfig = Pick<
   Config,
-  'unauthenticatedPerMinute' | 'banThresholdFactor' | 'banSeconds' | 'trustProxy' | 'authFailuresPerMinute'
+  | 'unauthenticatedPerMinute'
+  | 'banThresholdFactor'
+  | 'banSeconds'
+  | 'trustProxy'
+  | 'authFailuresPerMinute'
+  | 'corsOrigins'
 >;
 
 export interface AppOptions {
@@ -71,6 +77,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const limiter = new RateLimiter(counterStore, config);
   const countByAddress = addressCounter(limiter, config.unauthenticatedPerMinute, clock);
   const lockout = new AuthFailureLockout(limiter, config.authFailuresPerMinute);
+  // The `Allow` list of each /v1 path, filled in below once every route is known.
+  const allowByPath = new Map<string, string>();
+  const headers = responseHeaders({
+    corsOrigins: config.corsOrigins,
+    allowOf: (url) => allowByPath.get(url),
+  });
 
   const app = Fastify({
     loggerInstance: options.logger,
@@ -89,6 +101,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       // caller's address quota are applied here.
       reply.header('x-request-id', request.id);
       const fallback = toApiError(error) ?? new ApiError('bad_request');
+      // These answers skip every hook, onSend included.
+      reply.statusCode = fallback.status;
+      headers.apply(request, reply);
       countByAddress(request, reply).then(
         (allowed) => sendError(reply, allowed ? fallback : new ApiError('rate_limited')),
         () => sendError(reply, fallback),
@@ -116,6 +131,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const registry = createRegistry();
   registerObservability(app, registry);
   registerErrorHandling(app);
+  // Before access: a CORS preflight is answered without a key and without being counted.
+  headers.register(app);
   registerAccess(app, { storage, limiter, clock, countByAddress, lockout });
 
   // Remember which methods each /v1 path answers, to answer the others with 405 and an Allow header.
@@ -135,6 +152,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   for (const [url, methods] of [...methodsByPath]) {
     const allow = [...methods].sort().join(', ');
+    allowByPath.set(url, allow);
     const others = ALL_METHODS.filter((m) => !methods.has(m));
     if (others.length === 0) continue;
     app.route({

@@ -129,6 +129,7 @@ export const defaultTestConfig: AppConfig = {
   banSeconds: 900,
   trustProxy: false,
   authFailuresPerMinute: 30,
+  corsOrigins: [],
 };
 
 export interface TestContext {
@@ -211,4 +212,20 @@ export async function countPets(storage: Storage): Promise<number> {
     if (page.length < 1000) return count;
     afterId = page.at(-1)!.id;
   }
+}
+
+/** Parses `printRoutes({ commonPrefix: false })` into full paths and their methods. */
+export function routerTable(printed: string): { path: string; methods: string[] }[] {
+  const out: { path: string; methods: string[] }[] = [];
+  const stack: string[] = [];
+  for (const line of printed.split('\n')) {
+    const match = /^([│ ]*)[├└]── (.*?)(?: \(([A-Z, ]+)\))?$/.exec(line);
+    if (!match) continue;
+    const depth = match[1]!.length / 4;
+    stack.length = depth;
+    const path = (stack[depth - 1] ?? '') + match[2]!;
+    stack[depth] = path;
+    if (match[3]) out.push({ path, methods: match[3].split(',').map((m) => m.trim()) });
+  }
+  return out;
 }
