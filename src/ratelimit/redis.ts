@@ -276,7 +276,7 @@ export class RedisCounterStore extends EventEmitter implements CounterStore {
   }
 
   private startProbe(): void {
-    if (this.probe) return;
+    if (this.probe || this.closing) return;
     this.probe = setInterval(() => void this.runProbe(), this.probeEveryMs);
     this.probe.unref();
   }
