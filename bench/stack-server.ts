@@ -20,7 +20,10 @@ await storage.migrate();
 // One more row than the largest page the benchmark asks for, so the Link header is still produced.
 const page = await storage.listPets({ limit: 101 });
 storage.listPets = (query) => Promise.resolve(page.slice(0, query.limit));
-const counterStore = await createCounterStore(config, logger);
+const counterStore = await createCounterStore(config, {
+  installationId: await storage.installationId(),
+  logger,
+});
 const app = await buildApp({ config, storage, counterStore, logger });
 await app.listen({ port: config.port, host: config.host });
 process.stderr.write(`service stack (page from memory) listening on ${config.host}:${config.port}\n`);

@@ -27,7 +27,8 @@ export async function serve(config: Config): Promise<void> {
   const logger = createLogger(config);
   const storage = await createStorage(config);
   const { fresh } = await storage.migrate();
-  const counterStore = await createCounterStore(config, logger);
+  const installationId = await storage.installationId();
+  const counterStore = await createCounterStore(config, { installationId, logger });
   const app = await buildApp({ config, storage, counterStore, logger });
 
   const purge = setInterval(() => {
@@ -61,7 +62,10 @@ export async function serve(config: Config): Promise<void> {
 
   const address = await app.listen({ port: config.port, host: config.host });
   const base = `${address}/v1`;
-  logger.info({ address: base, storage: storage.kind, rateLimitStore: counterStore.kind }, 'listening');
+  logger.info(
+    { address: base, storage: storage.kind, rateLimitStore: counterStore.kind, installationId },
+    'listening',
+  );
   process.stderr.write(
     `Pet Adoption Service listening on ${base} (storage: ${storage.kind}, rate limits: ${counterStore.kind})\n`,
   );

@@ -31,7 +31,8 @@ export function uniqueName(label: string): string {
 export interface Backend {
   name: string;
   createStorage(): Promise<Storage>;
-  createCounterStore(): Promise<CounterStore>;
+  /** Counters for the database with this installation id (Storage.installationId); a random one if omitted. */
+  createCounterStore(installationId?: string): Promise<CounterStore>;
 }
 
 export const sqliteMemory: Backend = {
@@ -100,9 +101,9 @@ export const postgresRedis: Backend = {
     const { createTestPostgresStorage } = await import('./support/postgres.js');
     return createTestPostgresStorage();
   },
-  async createCounterStore() {
+  async createCounterStore(installationId) {
     const { createTestRedisStore } = await import('./support/redis.js');
-    return createTestRedisStore();
+    return createTestRedisStore({ installationId });
   },
 };
 
@@ -150,7 +151,7 @@ export async function createTestContext(
 ): Promise<TestContext> {
   const storage = await backend.createStorage();
   await storage.migrate();
-  const counterStore = await backend.createCounterStore();
+  const counterStore = await backend.createCounterStore(await storage.installationId());
   const clock = options.clock ?? new TestClock();
   const app = await buildApp({
     config: { ...defaultTestConfig, ...options.config },

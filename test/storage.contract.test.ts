@@ -23,7 +23,12 @@ import {
   type Storage,
 } from '../src/storage/storage.js';
 import { externalServicesAvailable, sqliteMemory, uniqueName } from './helpers.js';
-import { createTestPostgresStorage, dropSchema, withPostgresClient } from './support/postgres.js';
+import {
+  createTestPostgresStorage,
+  dropSchema,
+  postgresUrl,
+  withPostgresClient,
+} from './support/postgres.js';
 
 const T0 = Date.UTC(2026, 5, 15, 12, 0, 0);
 const DAY = 24 * 3600_000;
@@ -33,8 +38,11 @@ interface Target {
   name: 'sqlite' | 'postgres';
   /** A storage on a new, empty database; close() removes the database. */
   create(): Promise<Storage>;
-  /** Two instances on one new database (as two processes would be), and how to dispose of both. */
-  createPair(): Promise<{ a: Storage; b: Storage; close(): Promise<void> }>;
+  /**
+   * Two instances on one new database (as two processes would be), and how to dispose of both; `reopen`
+   * opens one more instance on it (the caller closes that one before `close`).
+   */
+  createPair(): Promise<{ a: Storage; b: Storage; reopen(): Storage; close(): Promise<void> }>;
 }
 
 const sqliteTarget: Target = {
@@ -47,6 +55,7 @@ const sqliteTarget: Target = {
     return {
       a,
       b,
+      reopen: () => new SqliteStorage(join(dir, 'shared.db')),
       async close() {
         await a.close();
         await b.close();
@@ -66,6 +75,7 @@ const postgresTarget: Target = {
     return {
       a,
       b,
+      reopen: () => new PostgresStorage(postgresUrl(schema), { poolSize: 2, timeoutMs: 5_000 }),
       async close() {
         await a.close();
         await b.close();
@@ -158,6 +168,27 @@ for (const target of targets) {
           // Whichever instance won, migrating again from the other is not fresh.
           const loser = results[0]!.fresh ? b : a;
           assert.equal((await loser.migrate()).fresh, false);
+        } finally {
+          await close();
+        }
+      });
+
+      test('the installation id: written once when instances migrate at once, the same on reopen, its own per database', async () => {
+        const { a, b, reopen, close } = await target.createPair();
+        try {
+          await Promise.all([a.migrate(), b.migrate()]);
+          const id = await a.installationId();
+          assert.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+          assert.equal(await b.installationId(), id);
+          await b.migrate();
+          const again = reopen();
+          try {
+            await again.migrate();
+            assert.equal(await again.installationId(), id);
+          } finally {
+            await again.close();
+          }
+          assert.notEqual(await storage.installationId(), id, 'another database has its own id');
         } finally {
           await close();
         }

@@ -1,8 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { ClientConfig, CustomTypesConfig, PoolClient, QueryConfig, QueryResultRow } from 'pg';
 import type { Category, Pet } from '../schemas.js';
 import {
   DEFAULT_CATEGORIES,
+  INSTALLATION_MIGRATION,
   StorageUnavailableError,
   demoPet,
   quotaFor,
@@ -65,6 +67,12 @@ const MIGRATIONS: string[] = [
   );
   CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at);
   `,
+  // INSTALLATION_MIGRATION: its one row is inserted by migrate(), with an id made in JavaScript.
+  `CREATE TABLE installation (
+    id integer PRIMARY KEY CHECK (id = 1),
+    installation_id text NOT NULL,
+    created_at bigint NOT NULL
+  );`,
 ];
 
 /** Our own URL parameter naming the schema; PostgreSQL would reject it as an unknown startup option. */
@@ -269,6 +277,7 @@ export class PostgresStorage implements Storage {
   private readonly clientConfig: ClientConfig;
   private readonly schema: string | undefined;
   private closed: Promise<void> | undefined;
+  private installation: string | undefined;
   private readonly lookups = new TurnBatch((hashes: string[]) => this.findKeys(hashes));
   private readonly pages = new TurnBatch((queries: ListPetsQuery[]) => this.listPages(queries));
 
@@ -408,6 +417,13 @@ export class PostgresStorage implements Storage {
           version,
           Date.now(),
         ]);
+      }
+      // Under the migration lock, and ON CONFLICT besides: two instances migrating at once write one id.
+      if (current < INSTALLATION_MIGRATION) {
+        await client.query(
+          'INSERT INTO installation (id, installation_id, created_at) VALUES (1, $1, $2) ON CONFLICT (id) DO NOTHING',
+          [randomUUID(), Date.now()],
+        );
       }
       if (current === 0) {
         await client.query(
@@ -644,6 +660,17 @@ export class PostgresStorage implements Storage {
 
   async purgeIdempotency(before: number): Promise<void> {
     await this.execute({ text: 'DELETE FROM idempotency_keys WHERE created_at < $1', values: [before] });
+  }
+
+  async installationId(): Promise<string> {
+    if (this.installation === undefined) {
+      const [row] = await this.query<{ id: string }>({
+        text: 'SELECT installation_id AS id FROM installation WHERE id = 1',
+      });
+      if (!row) throw new Error('the installation id is missing: run the migrations first');
+      this.installation = row.id;
+    }
+    return this.installation;
   }
 
   async ping(): Promise<void> {

@@ -1,9 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Category, Pet, PetStatus } from '../schemas.js';
 import {
   DEFAULT_CATEGORIES,
+  INSTALLATION_MIGRATION,
   StorageUnavailableError,
   demoPet,
   quotaFor,
@@ -61,6 +63,12 @@ const MIGRATIONS: string[] = [
   );
   CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at);
   `,
+  // INSTALLATION_MIGRATION: its one row is inserted by runMigrations, with an id made in JavaScript.
+  `CREATE TABLE installation (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    installation_id TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+  );`,
 ];
 
 // Rows are selected with column aliases that make them the domain shapes as they are.
@@ -124,6 +132,7 @@ export class SqliteStorage implements Storage {
   /** Key lookups of one event-loop turn; see findKeyByHash. */
   private readonly lookups: TurnBatch<string, KeyPrincipal | undefined>;
   private fresh = false;
+  private installation: string | undefined;
   /** Page queries by page size, with and without the status filter; see listStatement. */
   private readonly listStatements = {
     all: new Map<number, Database.Statement<unknown[], PetRawRow>>(),
@@ -240,6 +249,11 @@ export class SqliteStorage implements Storage {
         this.db
           .prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)')
           .run(version, Date.now());
+      }
+      if (current < INSTALLATION_MIGRATION) {
+        this.db
+          .prepare('INSERT OR IGNORE INTO installation (id, installation_id, created_at) VALUES (1, ?, ?)')
+          .run(randomUUID(), Date.now());
       }
       const insertCategory = this.db.prepare('INSERT OR IGNORE INTO categories (id, name) VALUES (?, ?)');
       if (current === 0) for (const c of DEFAULT_CATEGORIES) insertCategory.run(c.id, c.name);
@@ -444,6 +458,16 @@ export class SqliteStorage implements Storage {
     return wrap(() => {
       this.stmt.purgeIdem.run(before);
     });
+  }
+
+  installationId(): Promise<string> {
+    return wrap(
+      () =>
+        (this.installation ??= this.db
+          .prepare<[], string>('SELECT installation_id FROM installation WHERE id = 1')
+          .pluck(true)
+          .get()!),
+    );
   }
 
   ping(): Promise<void> {

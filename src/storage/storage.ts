@@ -126,9 +126,18 @@ export interface Storage {
   /** Delete idempotency records older than `before`. */
   purgeIdempotency(before: number): Promise<void>;
 
+  /**
+   * A random id (a UUID) written once, by the migration that creates this database, and never changed.
+   * The Redis counter store namespaces every key by it, so two deployments that share a Redis (production
+   * and staging, whatever REDIS_PREFIX says) never share counts or bans, while instances on one database do.
+   */
+  installationId(): Promise<string>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
+
+/** Schema version whose migration creates the one-row `installation` table; both backends insert its id. */
+export const INSTALLATION_MIGRATION = 2;
 
 /** The database could not be reached or timed out; the API answers 503. */
 export class StorageUnavailableError extends Error {
