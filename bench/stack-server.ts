@@ -23,7 +23,10 @@ const pets = database.repository(petRepository);
 const page = await pets.list({ limit: 101 });
 // The app gets this same repository instance (one per database), so the route answers from memory.
 pets.list = (query) => Promise.resolve(page.slice(0, query.limit));
-const counterStore = await createCounterStore(config, logger);
+const counterStore = await createCounterStore(config, {
+  installationId: await database.installationId(),
+  logger,
+});
 const app = await buildApp({ config, database, counterStore, logger });
 await app.listen({ port: config.port, host: config.host });
 process.stderr.write(`service stack (page from memory) listening on ${config.host}:${config.port}\n`);

@@ -13,19 +13,25 @@ import { addressCounter, registerAccess } from './http/access.js';
 import { registerErrorHandling, sendError, toApiError } from './http/error-handler.js';
 import { ApiError, errorBody } from './http/errors.js';
 import { healthRoutes } from './http/health.js';
-import { deriveMethodNotAllowed } from './http/method-not-allowed.js';
+import { deriveMethodNotAllowed, type MethodNotAllowed } from './http/method-not-allowed.js';
 import { createRegistry, registerObservability, requestId } from './http/observability.js';
 import { registerOpenApi } from './http/openapi.js';
 import { ErrorSchema } from './http/responses.js';
 import { MODULES } from './modules/index.js';
 import type { ApiModule } from './modules/module.js';
+import { responseHeaders } from './http/headers.js';
 import { RateLimiter } from './ratelimit/limiter.js';
 import { AuthFailureLockout } from './ratelimit/lockout.js';
 import type { CounterStore } from './ratelimit/store.js';
 
 export type AppConfig = Pick<
   Config,
-  'unauthenticatedPerMinute' | 'banThresholdFactor' | 'banSeconds' | 'trustProxy' | 'authFailuresPerMinute'
+  | 'unauthenticatedPerMinute'
+  | 'banThresholdFactor'
+  | 'banSeconds'
+  | 'trustProxy'
+  | 'authFailuresPerMinute'
+  | 'corsOrigins'
 >;
 
 export interface AppOptions {
@@ -70,6 +76,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const limiter = new RateLimiter(counterStore, config);
   const countByAddress = addressCounter(limiter, config.unauthenticatedPerMinute, clock);
   const lockout = new AuthFailureLockout(limiter, config.authFailuresPerMinute);
+  // The `Allow` list of each /v1 path, known once every route is (see method-not-allowed.ts).
+  const derived: { methods?: MethodNotAllowed } = {};
+  const headers = responseHeaders({
+    corsOrigins: config.corsOrigins,
+    allowOf: (request) => derived.methods?.allowFor(request),
+  });
 
   const app = Fastify({
     loggerInstance: options.logger,
@@ -88,6 +100,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       // caller's address quota are applied here.
       reply.header('x-request-id', request.id);
       const fallback = toApiError(error) ?? new ApiError('bad_request');
+      // These answers skip every hook, onSend included.
+      reply.statusCode = fallback.status;
+      headers.apply(request, reply);
       countByAddress(request, reply).then(
         (allowed) => sendError(reply, allowed ? fallback : new ApiError('rate_limited')),
         () => sendError(reply, fallback),
@@ -115,7 +130,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const registry = createRegistry();
   registerObservability(app, registry);
   // 405s are derived from every /v1 route once all exist (onReady), answered where a 404 would be.
-  registerErrorHandling(app, deriveMethodNotAllowed(app, ROUTER_OPTIONS));
+  derived.methods = deriveMethodNotAllowed(app, ROUTER_OPTIONS);
+  registerErrorHandling(app, derived.methods.answer);
+  // Before access: a CORS preflight is answered without a key and without being counted.
+  headers.register(app);
   registerAccess(app, { database, limiter, clock, countByAddress, lockout });
 
   // Component schemas are registered once: routes reference them with $ref (see http/schemas.ts `ref`),

@@ -42,6 +42,8 @@ export interface Config {
   dbTimeoutMs: number;
   /** How long a request waits for Redis before falling back to in-process counters. */
   redisTimeoutMs: number;
+  /** Browser origins (exact, `https://app.example.com`) allowed to call the API through CORS; empty: none. */
+  corsOrigins: string[];
 }
 
 type Env = Record<string, string | undefined>;
@@ -106,6 +108,30 @@ function trustProxy(env: Env): boolean | string[] {
   return list;
 }
 
+function corsOrigins(env: Env): string[] {
+  const raw = env.CORS_ORIGINS?.trim();
+  if (!raw) return [];
+  return raw.split(',').map((entry) => {
+    const value = entry.trim();
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      throw new ConfigError('CORS_ORIGINS', `"${value}" is not an origin like https://app.example.com`);
+    }
+    // Browsers send the serialized origin (lower-case host, no default port, no path), and the check is an
+    // exact comparison: anything else would silently never match, so it is refused here.
+    if (!/^https?:$/.test(url.protocol) || url.origin !== value) {
+      throw new ConfigError(
+        'CORS_ORIGINS',
+        `"${value}" is not an exact origin (scheme://host[:port], no path or trailing slash)` +
+          (/^https?:$/.test(url.protocol) ? `; did you mean ${url.origin}?` : ''),
+      );
+    }
+    return value;
+  });
+}
+
 export function loadConfig(env: Env = process.env): Config {
   return {
     port: integer(env, 'PORT', 3000, 0, 65535),
@@ -131,5 +157,6 @@ export function loadConfig(env: Env = process.env): Config {
     pgPoolSize: integer(env, 'PG_POOL_SIZE', 10, 1, 1000),
     dbTimeoutMs: integer(env, 'DB_TIMEOUT_MS', 2000, 10, 60_000),
     redisTimeoutMs: integer(env, 'REDIS_TIMEOUT_MS', 50, 5, 10_000),
+    corsOrigins: corsOrigins(env),
   };
 }

@@ -28,7 +28,8 @@ export async function serve(config: Config): Promise<void> {
   const logger = createLogger(config);
   const database = await openDatabase(config);
   const { fresh } = await database.migrate();
-  const counterStore = await createCounterStore(config, logger);
+  const installationId = await database.installationId();
+  const counterStore = await createCounterStore(config, { installationId, logger });
   const app = await buildApp({ config, database, counterStore, logger });
 
   const purge = setInterval(() => {
@@ -63,7 +64,10 @@ export async function serve(config: Config): Promise<void> {
 
   const address = await app.listen({ port: config.port, host: config.host });
   const base = `${address}/v1`;
-  logger.info({ address: base, storage: database.kind, rateLimitStore: counterStore.kind }, 'listening');
+  logger.info(
+    { address: base, storage: database.kind, rateLimitStore: counterStore.kind, installationId },
+    'listening',
+  );
   process.stderr.write(
     `Pet Adoption Service listening on ${base} (storage: ${database.kind}, rate limits: ${counterStore.kind})\n`,
   );

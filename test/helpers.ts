@@ -38,7 +38,8 @@ export interface Backend {
   name: string;
   /** A database on a new, empty store (not yet migrated); close() removes it. */
   createDatabase(): Promise<Database>;
-  createCounterStore(): Promise<CounterStore>;
+  /** Counters for the database with this installation id (Database.installationId); a random one if omitted. */
+  createCounterStore(installationId?: string): Promise<CounterStore>;
 }
 
 export const sqliteMemory: Backend = {
@@ -107,9 +108,9 @@ export const postgresRedis: Backend = {
     const { createTestPostgresDatabase } = await import('./support/postgres.js');
     return createTestPostgresDatabase();
   },
-  async createCounterStore() {
+  async createCounterStore(installationId) {
     const { createTestRedisStore } = await import('./support/redis.js');
-    return createTestRedisStore();
+    return createTestRedisStore({ installationId });
   },
 };
 
@@ -136,6 +137,7 @@ export const defaultTestConfig: AppConfig = {
   banSeconds: 900,
   trustProxy: false,
   authFailuresPerMinute: 30,
+  corsOrigins: [],
 };
 
 export interface TestContext {
@@ -160,7 +162,7 @@ export async function createTestContext(
   const database = await backend.createDatabase();
   await database.migrate();
   const accounts = database.repository(accountRepository);
-  const counterStore = await backend.createCounterStore();
+  const counterStore = await backend.createCounterStore(await database.installationId());
   const clock = options.clock ?? new TestClock();
   const app = await buildApp({
     config: { ...defaultTestConfig, ...options.config },
@@ -211,4 +213,20 @@ export async function countPets(database: Database): Promise<number> {
     if (page.length < 1000) return count;
     afterId = page.at(-1)!.id;
   }
+}
+
+/** Parses `printRoutes({ commonPrefix: false })` into full paths and their methods. */
+export function routerTable(printed: string): { path: string; methods: string[] }[] {
+  const out: { path: string; methods: string[] }[] = [];
+  const stack: string[] = [];
+  for (const line of printed.split('\n')) {
+    const match = /^([│ ]*)[├└]── (.*?)(?: \(([A-Z, ]+)\))?$/.exec(line);
+    if (!match) continue;
+    const depth = match[1]!.length / 4;
+    stack.length = depth;
+    const path = (stack[depth - 1] ?? '') + match[2]!;
+    stack[depth] = path;
+    if (match[3]) out.push({ path, methods: match[3].split(',').map((m) => m.trim()) });
+  }
+  return out;
 }

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { generateApiKey } from '../src/modules/accounts/keys.js';
-import { backends, bearer, createTestContext, type TestContext } from './helpers.js';
+import { backends, bearer, createTestContext, routerTable, type TestContext } from './helpers.js';
 import { assert401, assertRateLimitHeaders } from './support/assertions.js';
 
 /** Routes under /v1 served without a key. Anything else under /v1 must demand one. */
@@ -73,22 +73,6 @@ function protectedRoutes(doc: OpenApiDoc, petId: number): ProtectedRoute[] {
     }
   }
   return routes;
-}
-
-/** Parses `printRoutes({ commonPrefix: false })` into full paths and their methods. */
-function routerTable(printed: string): { path: string; methods: string[] }[] {
-  const out: { path: string; methods: string[] }[] = [];
-  const stack: string[] = [];
-  for (const line of printed.split('\n')) {
-    const match = /^([│ ]*)[├└]── (.*?)(?: \(([A-Z, ]+)\))?$/.exec(line);
-    if (!match) continue;
-    const depth = match[1]!.length / 4;
-    stack.length = depth;
-    const path = (stack[depth - 1] ?? '') + match[2]!;
-    stack[depth] = path;
-    if (match[3]) out.push({ path, methods: match[3].split(',').map((m) => m.trim()) });
-  }
-  return out;
 }
 
 for (const backend of await backends()) {

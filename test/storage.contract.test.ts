@@ -15,7 +15,12 @@ import { PostgresDatabase } from '../src/db/postgres.js';
 import { migrationsFor } from '../src/db/migrations.js';
 import { SqliteDatabase } from '../src/db/sqlite.js';
 import { externalServicesAvailable, sqliteMemory, uniqueName } from './helpers.js';
-import { createTestPostgresDatabase, dropSchema, withPostgresClient } from './support/postgres.js';
+import {
+  createTestPostgresDatabase,
+  dropSchema,
+  postgresUrl,
+  withPostgresClient,
+} from './support/postgres.js';
 import { type Database, StorageUnavailableError } from '../src/db/database.js';
 import { type IdempotencyInput } from '../src/http/idempotency/index.js';
 import { idempotencyRepository } from '../src/http/idempotency/repository.js';
@@ -31,8 +36,11 @@ interface Target {
   name: 'sqlite' | 'postgres';
   /** A storage on a new, empty database; close() removes the database. */
   create(): Promise<Database>;
-  /** Two instances on one new database (as two processes would be), and how to dispose of both. */
-  createPair(): Promise<{ a: Database; b: Database; close(): Promise<void> }>;
+  /**
+   * Two instances on one new database (as two processes would be), and how to dispose of both; `reopen`
+   * opens one more instance on it (the caller closes that one before `close`).
+   */
+  createPair(): Promise<{ a: Database; b: Database; reopen(): Database; close(): Promise<void> }>;
 }
 
 const sqliteTarget: Target = {
@@ -45,6 +53,7 @@ const sqliteTarget: Target = {
     return {
       a,
       b,
+      reopen: () => new SqliteDatabase(join(dir, 'shared.db')),
       async close() {
         await a.close();
         await b.close();
@@ -64,6 +73,7 @@ const postgresTarget: Target = {
     return {
       a,
       b,
+      reopen: () => new PostgresDatabase(postgresUrl(schema), { poolSize: 2, timeoutMs: 5_000 }),
       async close() {
         await a.close();
         await b.close();
@@ -181,6 +191,27 @@ for (const target of targets) {
             });
           }
           await assert.rejects(b.migrate(), new RegExp(`schema version ${newer} is newer than this release`));
+        } finally {
+          await close();
+        }
+      });
+
+      test('the installation id: written once when instances migrate at once, the same on reopen, its own per database', async () => {
+        const { a, b, reopen, close } = await target.createPair();
+        try {
+          await Promise.all([a.migrate(), b.migrate()]);
+          const id = await a.installationId();
+          assert.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+          assert.equal(await b.installationId(), id);
+          await b.migrate();
+          const again = reopen();
+          try {
+            await again.migrate();
+            assert.equal(await again.installationId(), id);
+          } finally {
+            await again.close();
+          }
+          assert.notEqual(await storage.installationId(), id, 'another database has its own id');
         } finally {
           await close();
         }

@@ -32,9 +32,18 @@ export interface Database {
   readonly kind: Backend;
   migrate(): Promise<{ fresh: boolean }>;
   repository<R>(factory: RepositoryFactory<R>): R;
+  /**
+   * A random id (a UUID) written once, by the migration that creates this database, and never changed.
+   * The Redis counter store namespaces every key by it, so two deployments that share a Redis (production
+   * and staging, whatever REDIS_PREFIX says) never share counts or bans, while instances on one database do.
+   */
+  installationId(): Promise<string>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
+
+/** The migration creating the `installation` table, whose one row the runner inserts right after it. */
+export const INSTALLATION_MIGRATION = 2;
 
 /** The database could not be reached or timed out; the API answers 503. */
 export class StorageUnavailableError extends Error {

@@ -1,6 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { ClientConfig, CustomTypesConfig, PoolClient, QueryConfig, QueryResultRow } from 'pg';
 import {
+  INSTALLATION_MIGRATION,
   RepositoryCache,
   StorageUnavailableError,
   type Database,
@@ -160,6 +162,7 @@ export class PostgresDatabase implements Database {
   private readonly clientConfig: ClientConfig;
   private readonly schema: string | undefined;
   private closed: Promise<void> | undefined;
+  private installation: string | undefined;
   private readonly repositories = new RepositoryCache<PostgresDatabase>(this, (factory, db) =>
     factory.postgres(db),
   );
@@ -296,12 +299,30 @@ export class PostgresDatabase implements Database {
           Date.now(),
         ]);
       }
+      // Under the migration lock, and ON CONFLICT besides: two instances migrating at once write one id.
+      if (current < INSTALLATION_MIGRATION) {
+        await client.query(
+          'INSERT INTO installation (id, installation_id, created_at) VALUES (1, $1, $2) ON CONFLICT (id) DO NOTHING',
+          [randomUUID(), Date.now()],
+        );
+      }
       return { fresh: current === 0 };
     });
   }
 
   repository<R>(factory: RepositoryFactory<R>): R {
     return this.repositories.get(factory);
+  }
+
+  async installationId(): Promise<string> {
+    if (this.installation === undefined) {
+      const [row] = await this.query<{ id: string }>({
+        text: 'SELECT installation_id AS id FROM installation WHERE id = 1',
+      });
+      if (!row) throw new Error('the installation id is missing: run the migrations first');
+      this.installation = row.id;
+    }
+    return this.installation;
   }
 
   async ping(): Promise<void> {

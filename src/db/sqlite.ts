@@ -1,7 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import {
+  INSTALLATION_MIGRATION,
   RepositoryCache,
   StorageUnavailableError,
   type Database,
@@ -40,6 +42,7 @@ export class SqliteDatabase implements Database {
   /** The connection; repositories prepare their statements on it. */
   readonly db: BetterSqlite3.Database;
   private fresh = false;
+  private installation: string | undefined;
   private readonly repositories = new RepositoryCache<SqliteDatabase>(this, (factory, db) =>
     factory.sqlite(db),
   );
@@ -75,6 +78,11 @@ export class SqliteDatabase implements Database {
         this.db.exec(migration.sql);
         record.run(migration.version, Date.now());
       }
+      if (current < INSTALLATION_MIGRATION) {
+        this.db
+          .prepare('INSERT OR IGNORE INTO installation (id, installation_id, created_at) VALUES (1, ?, ?)')
+          .run(randomUUID(), Date.now());
+      }
     });
     migrate.immediate();
   }
@@ -88,6 +96,16 @@ export class SqliteDatabase implements Database {
 
   repository<R>(factory: RepositoryFactory<R>): R {
     return this.repositories.get(factory);
+  }
+
+  installationId(): Promise<string> {
+    return wrap(
+      () =>
+        (this.installation ??= this.db
+          .prepare<[], string>('SELECT installation_id FROM installation WHERE id = 1')
+          .pluck(true)
+          .get()!),
+    );
   }
 
   ping(): Promise<void> {

@@ -18,8 +18,12 @@ function isApiRoute(url: string): boolean {
   return url.startsWith('/v1/') && !url.startsWith('/v1/docs');
 }
 
-/** For the not-found handler: the 405 a request deserves, if its path exists with other methods. */
-export type MethodNotAllowed = (request: FastifyRequest) => ApiError | undefined;
+export interface MethodNotAllowed {
+  /** For the not-found handler: the 405 a request deserves, if its path exists with other methods. */
+  answer(request: FastifyRequest): ApiError | undefined;
+  /** The `Allow` list of the path a request names, when it names a /v1 path but not by its method. */
+  allowFor(request: FastifyRequest): string | undefined;
+}
 
 /** Call before any route is registered; `routerOptions` must be the app's. */
 export function deriveMethodNotAllowed(
@@ -45,11 +49,17 @@ export function deriveMethodNotAllowed(
     done();
   });
 
-  return (request) => {
+  const allowFor = (request: FastifyRequest): string | undefined => {
     const found = others?.find(request.method as HTTPMethod, request.raw.url ?? '/');
-    const allow = (found?.store as { allow?: string } | undefined)?.allow;
-    return allow === undefined
-      ? undefined
-      : new ApiError('method_not_allowed', undefined, undefined, { allow });
+    return (found?.store as { allow?: string } | undefined)?.allow;
+  };
+  return {
+    allowFor,
+    answer(request) {
+      const allow = allowFor(request);
+      return allow === undefined
+        ? undefined
+        : new ApiError('method_not_allowed', undefined, undefined, { allow });
+    },
   };
 }

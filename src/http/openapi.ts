@@ -156,6 +156,16 @@ export async function registerOpenApi(app: FastifyInstance, { tags }: OpenApiOpt
     await docs.register(swaggerUi, {
       routePrefix: '/v1/docs',
       staticCSP: true,
+      // The library's strict CSP, less `upgrade-insecure-requests`: over plain http on a non-loopback address
+      // (HOST=0.0.0.0) that directive makes the browser fetch the page's own assets over https, which fails
+      // and leaves the page blank. Plain-http deployments are the operator's choice; a TLS proxy in front
+      // serves everything over https anyway.
+      transformStaticCSP: (header: string) =>
+        header
+          .split(';')
+          .map((directive) => directive.trim())
+          .filter((directive) => directive !== '' && directive.toLowerCase() !== 'upgrade-insecure-requests')
+          .join('; ') + ';',
       logLevel: 'warn',
       uiConfig: { url: '/v1/openapi.json', deepLinking: true },
     });

@@ -1,5 +1,8 @@
+import { EventEmitter } from 'node:events';
 import type { FastifyBaseLogger } from 'fastify';
 import { Redis } from 'ioredis';
+import { withDeadline } from './deadline.js';
+import { defineHandBackCommands, sendBans, sendCounts } from './handback.js';
 import { MemoryCounterStore } from './memory.js';
 import type { ConsumeRequest, ConsumeResult, CounterStore } from './store.js';
 
@@ -76,6 +79,11 @@ type ScriptedRedis = Redis & {
 export interface RedisCounterStoreOptions {
   /** Prepended to every key; must not contain `{` or `}`, which would break the per-subject hash tag. */
   prefix: string;
+  /**
+   * The database's installation id (Storage.installationId): keys are `<prefix><installationId>:…`, so two
+   * deployments sharing a Redis never share counts, whatever their prefix; instances on one database do.
+   */
+  installationId: string;
   /** How long a request waits for Redis before it is answered from in-process counters. */
   timeoutMs: number;
   logger?: FastifyBaseLogger;
@@ -86,42 +94,28 @@ export interface RedisCounterStoreOptions {
 /**
  * Counters in Redis, shared by every instance of the service. Redis trouble never reaches the client:
  * when Redis errors, is unreachable or does not answer within `timeoutMs`, the request is answered from
- * in-process counters instead (a per-instance approximation until Redis returns), the outage is logged
- * once, and `healthy()` is false so /readyz reports `memory-fallback`.
+ * in-process counters instead, the outage is logged once, and `healthy()` is false so /readyz reports
+ * `memory-fallback`.
+ *
+ * The fallback starts from the counts Redis last reported for each subject and window (kept from every
+ * answer in the same bounded, swept structure the memory store uses), so one instance never admits more
+ * than the quota in a window: it can only spend what Redis last said was left. When Redis is back, the
+ * counts (and bans) taken during the outage are handed back to Redis before it is used again; until that
+ * is done requests stay on the fallback. Several instances cut off at once each spend what they last saw
+ * left (worst case about N × remaining); the README's rate-limit section says so.
  *
  * While degraded no request waits for Redis. It counts as back when ioredis reconnects ('ready') or, for a
  * connection that stayed open while Redis stopped answering, when a periodic write probe succeeds.
- * Counts taken in memory during an outage are not copied to Redis.
+ *
+ * Events: 'down' when an outage begins, 'up' when counting is back in Redis (after the hand-back),
+ * 'reconnecting' on every reconnection attempt ioredis makes.
  */
-/**
- * Settles like `promise`, or rejects once `ms` have passed without an answer. The deadline is judged only
- * after the event loop's poll phase has run (setImmediate after the timer): a reply Redis already sent but
- * our busy process had not yet read counts as an answer, so a burst of requests on this instance is not
- * mistaken for a slow Redis (which would switch it to in-process counting and break exact shared quotas).
- */
-function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    let settled = false;
-    const settle = (fn: () => void) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      fn();
-    };
-    const timer = setTimeout(
-      () => setImmediate(() => settle(() => reject(new Error(`Redis did not answer within ${ms} ms`)))),
-      ms,
-    );
-    promise.then(
-      (value) => settle(() => resolve(value)),
-      (error: unknown) => settle(() => reject(error instanceof Error ? error : new Error(String(error)))),
-    );
-  });
-}
-
-export class RedisCounterStore implements CounterStore {
+export class RedisCounterStore extends EventEmitter implements CounterStore {
   readonly kind = 'redis' as const;
   readonly prefix: string;
+  readonly installationId: string;
+  /** `prefix` + installation id: what every key starts with. */
+  private readonly namespace: string;
   private readonly client: ScriptedRedis;
   private readonly fallback = new MemoryCounterStore();
   private readonly timeoutMs: number;
@@ -132,10 +126,15 @@ export class RedisCounterStore implements CounterStore {
   private closing = false;
   private probe: NodeJS.Timeout | undefined;
   private probing = false;
+  /** True while counts taken during an outage are being handed back to Redis. */
+  private handingBack = false;
   private readonly readyWaiters = new Set<(up: boolean) => void>();
 
   constructor(url: string, options: RedisCounterStoreOptions) {
+    super();
     this.prefix = options.prefix;
+    this.installationId = options.installationId;
+    this.namespace = `${options.prefix}${options.installationId}:`;
     this.timeoutMs = options.timeoutMs;
     this.probeEveryMs = options.probeEveryMs ?? 500;
     this.logger = options.logger;
@@ -151,7 +150,9 @@ export class RedisCounterStore implements CounterStore {
     }) as ScriptedRedis;
     // defineCommand sends EVALSHA and falls back to EVAL when Redis does not know the script (after a restart).
     this.client.defineCommand('rateLimitConsume', { lua: CONSUME_LUA });
+    defineHandBackCommands(this.client);
     this.client.on('ready', () => this.markUp());
+    this.client.on('reconnecting', () => this.emit('reconnecting'));
     // Without a listener ioredis would print every reconnection failure; the outage is logged once instead.
     this.client.on('error', (error: Error) => this.markDown(error));
     this.client.on('close', () => this.markDown(new Error('connection to Redis closed')));
@@ -161,7 +162,9 @@ export class RedisCounterStore implements CounterStore {
     if (this.state === 'connecting') await this.ready(this.timeoutMs);
     if (this.state !== 'up') return this.fallback.consumeNow(request);
     try {
-      return await this.consumeInRedis(request);
+      const result = await this.consumeInRedis(request);
+      this.fallback.observe(request, result);
+      return result;
     } catch (error) {
       this.markDown(error instanceof Error ? error : new Error(String(error)));
       return this.fallback.consumeNow(request);
@@ -170,8 +173,7 @@ export class RedisCounterStore implements CounterStore {
 
   private async consumeInRedis(request: ConsumeRequest): Promise<ConsumeResult> {
     const { windows } = request;
-    // The `{subject}` hash tag puts all of a subject's keys in one cluster slot, as a multi-key script needs.
-    const base = `${this.prefix}{${request.subject}}|`;
+    const base = this.keyBase(request.subject);
     const keys = [...windows.map((w) => base + w.id), base + request.rejectedId, `${base}ban`];
     const args = [
       String(windows.length),
@@ -189,6 +191,11 @@ export class RedisCounterStore implements CounterStore {
       this.timeoutMs,
     );
     return parseReply(reply, windows.length);
+  }
+
+  /** The `{subject}` hash tag puts all of a subject's keys in one cluster slot, as a multi-key script needs. */
+  private keyBase(subject: string): string {
+    return `${this.namespace}{${subject}}|`;
   }
 
   healthy(): boolean {
@@ -210,13 +217,50 @@ export class RedisCounterStore implements CounterStore {
     });
   }
 
+  /** Redis answers again: hand back what the fallback counted, then count in Redis. */
   private markUp(): void {
-    if (this.closing) return;
+    if (this.closing || this.state === 'up' || this.handingBack) return;
+    this.handingBack = true;
+    this.handBack()
+      .catch(() => {
+        // Redis failed again mid-way; what was not acknowledged stays pending and the probe retries.
+        if (this.state === 'connecting')
+          this.markDown(new Error('Redis failed while counts were handed back'));
+        else this.startProbe();
+      })
+      .finally(() => {
+        this.handingBack = false;
+      });
+  }
+
+  /**
+   * Sends the fallback's pending counts and bans to Redis until none are left, then switches to Redis in
+   * the same synchronous step as the final check, so no request can be counted in memory in between.
+   */
+  private async handBack(): Promise<void> {
+    for (;;) {
+      if (this.closing) return;
+      const counts = this.fallback.pendingCounts();
+      const bans = this.fallback.pendingBans();
+      if (counts.length === 0 && bans.length === 0) {
+        this.becomeUp();
+        return;
+      }
+      // A hand-back round trip carries many scripts: more than one request's budget.
+      const deadlineMs = Math.max(1000, this.timeoutMs * 20);
+      const keyBase = (subject: string) => this.keyBase(subject);
+      await sendCounts(this.client, this.fallback, counts, keyBase, deadlineMs);
+      await sendBans(this.client, this.fallback, bans, keyBase, deadlineMs);
+    }
+  }
+
+  private becomeUp(): void {
     if (this.state === 'down')
       this.logger?.info('Redis is reachable again; rate limits are counted in Redis');
     this.state = 'up';
     this.stopProbe();
     for (const waiter of [...this.readyWaiters]) waiter(true);
+    this.emit('up');
   }
 
   private markDown(error: Error): void {
@@ -228,10 +272,11 @@ export class RedisCounterStore implements CounterStore {
     );
     for (const waiter of [...this.readyWaiters]) waiter(false);
     this.startProbe();
+    this.emit('down');
   }
 
   private startProbe(): void {
-    if (this.probe) return;
+    if (this.probe || this.closing) return;
     this.probe = setInterval(() => void this.runProbe(), this.probeEveryMs);
     this.probe.unref();
   }
@@ -249,7 +294,7 @@ export class RedisCounterStore implements CounterStore {
     if (this.probing || this.client.status !== 'ready') return;
     this.probing = true;
     try {
-      await withDeadline(this.client.set(`${this.prefix}probe`, '1', 'PX', 10_000), this.timeoutMs);
+      await withDeadline(this.client.set(`${this.namespace}probe`, '1', 'PX', 10_000), this.timeoutMs);
       this.markUp();
     } catch {
       // Still down; the outage was logged when it began.
