@@ -280,14 +280,14 @@ describe(
         );
       }
       // A request's first database call (its key lookup) finds the database silent: it is answered 503 by
-    // then, as is /readyz.
-    const readyz = await ready;
-    assert.equal(readyz.statusCode, 503);
-    assert.equal(readyz.json().storage, 'unavailable');
-    const res = await api;
-    assert.equal(res.statusCode, 503, res.body);
-    assert.equal(res.json().code, 'service_unavailable');
-    t.mock.timers.reset();
+      // then, as is /readyz.
+      const readyz = await ready;
+      assert.equal(readyz.statusCode, 503);
+      assert.equal(readyz.json().storage, 'unavailable');
+      const res = await api;
+      assert.equal(res.statusCode, 503, res.body);
+      assert.equal(res.json().code, 'service_unavailable');
+      t.mock.timers.reset();
 
       // Timed-out connections were destroyed, not returned: once the network is back, calls succeed on
       // fresh connections instead of reading the answers to abandoned queries.
