@@ -6,22 +6,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import { buildApp } from '../src/app.js';
+import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { errorCatalogue } from '../src/errors.js';
-import type { CounterStore } from '../src/ratelimit/store.js';
 import { StorageUnavailableError, type Storage } from '../src/storage/storage.js';
-import {
-  backends,
-  issueKey,
-  bearer,
-  countPets,
-  createTestContext,
-  defaultTestConfig,
-  TestClock,
-  type Backend,
-  type TestContext,
-} from './helpers.js';
+import { backends, bearer, countPets, createTestContext, type TestContext } from './helpers.js';
+import { failAfterPetInsert, faultyApp, type FaultyApp } from './support/faulty-storage.js';
 
 const ERROR_FIELDS = ['code', 'message', 'status', 'details'];
 
@@ -432,25 +421,37 @@ for (const backend of await backends()) {
       );
     });
 
-    test('a failed write leaves nothing behind, and the service recovers when storage does', async () => {
+    test('a write failing inside its transaction, after the real insert, leaves nothing behind; the service recovers', async () => {
+      faulty.faults = {}; // every storage method real: the fault is inside the transaction
       const before = await countPets(faulty.storage);
-      faulty.faults = { createPet: () => Promise.reject(new StorageUnavailableError()) };
-      const failed = await faulty.app.inject({
-        method: 'POST',
-        url: '/v1/pets',
-        headers: bearer(faulty.key),
-        payload: { name: 'Rex', categoryId: 1 },
+      // With an Idempotency-Key the creation writes two rows (pet, idempotency record) in one transaction,
+      // on every backend; the fault strikes after the pet row is in, so only a rollback can keep it out.
+      const post = () =>
+        faulty.app.inject({
+          method: 'POST',
+          url: '/v1/pets',
+          headers: { ...bearer(faulty.key), 'idempotency-key': 'half-written' },
+          payload: { name: 'Rex', categoryId: 1 },
+        });
+      let inserted = 0;
+      const restore = failAfterPetInsert(faulty.storage, () => {
+        inserted++;
+        return new StorageUnavailableError(new Error(secret));
       });
-      assert.equal(failed.statusCode, 503);
-      faulty.faults = {};
-      assert.equal(await countPets(faulty.storage), before);
-      const ok = await faulty.app.inject({
-        method: 'POST',
-        url: '/v1/pets',
-        headers: bearer(faulty.key),
-        payload: { name: 'Rex', categoryId: 1 },
-      });
-      assert.equal(ok.statusCode, 201);
+      let failed: LightMyRequestResponse;
+      try {
+        failed = await post();
+      } finally {
+        restore();
+      }
+      assert.equal(inserted, 1, 'the fault struck after a real insert');
+      assertV1Error(failed, 503, 'service_unavailable', 'failed write');
+      assertNoLeak(failed, 'failed write');
+      assert.equal(await countPets(faulty.storage), before, 'the inserted pet was rolled back');
+      // Nor was the idempotency record kept: the same key now creates, it does not replay.
+      const ok = await post();
+      assert.equal(ok.statusCode, 201, ok.body);
+      assert.equal(ok.headers['idempotent-replayed'], undefined);
       assert.equal(await countPets(faulty.storage), before + 1);
     });
 
@@ -463,50 +464,4 @@ for (const backend of await backends()) {
       assert.equal((await faulty.app.inject({ url: '/readyz' })).statusCode, 200);
     });
   });
-}
-
-interface FaultyApp {
-  app: FastifyInstance;
-  /** The real storage underneath, for checking what was (not) written. */
-  storage: Storage;
-  key: string;
-  /** Storage methods to replace, looked up on every call. */
-  faults: Partial<Record<keyof Storage, () => Promise<never>>>;
-  close(): Promise<void>;
-}
-
-/**
- * An app over a real storage whose methods can be made to fail one at a time: fault injection, not a
- * mock: every call that is not faulted reaches the real database.
- */
-async function faultyApp(backend: Backend): Promise<FaultyApp> {
-  const storage = await backend.createStorage();
-  await storage.migrate();
-  const counterStore: CounterStore = await backend.createCounterStore();
-  const clock = new TestClock();
-  const account = await storage.upsertAccount({ name: 'faulty', plan: 'business' }, clock.now);
-  const { key } = await issueKey(storage, account.id, clock.now);
-
-  const state: FaultyApp = {
-    app: undefined as unknown as FastifyInstance,
-    storage,
-    key,
-    faults: {},
-    async close() {
-      await state.app.close();
-      await counterStore.close();
-      await storage.close();
-    },
-  };
-  const wrapped = new Proxy(storage, {
-    get(target, property) {
-      const fault = typeof property === 'string' ? state.faults[property as keyof Storage] : undefined;
-      if (fault) return fault;
-      const value: unknown = Reflect.get(target, property, target);
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-    },
-  });
-  state.app = await buildApp({ config: defaultTestConfig, storage: wrapped, counterStore, clock: clock.fn });
-  await state.app.ready();
-  return state;
 }

@@ -9,19 +9,10 @@ import { after, before, describe, test } from 'node:test';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsPlugin from 'ajv-formats';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import { buildApp } from '../src/app.js';
 import { generateApiKey } from '../src/keys.js';
-import { StorageUnavailableError, type Storage } from '../src/storage/storage.js';
-import {
-  backends,
-  issueKey,
-  bearer,
-  createTestContext,
-  defaultTestConfig,
-  TestClock,
-  type Backend,
-  type TestContext,
-} from './helpers.js';
+import { StorageUnavailableError } from '../src/storage/storage.js';
+import { backends, bearer, createTestContext, type Backend, type TestContext } from './helpers.js';
+import { faultyApp, type FaultyApp } from './support/faulty-storage.js';
 
 type Json = Record<string, unknown>;
 interface Operation extends Json {
@@ -713,32 +704,7 @@ for (const backend of await backends()) {
 }
 
 /** An app over a real storage whose pet and category methods report the database as unavailable. */
-async function unavailableStorageApp(
-  backend: Backend,
-): Promise<{ app: FastifyInstance; key: string; close(): Promise<void> }> {
-  const storage = await backend.createStorage();
-  await storage.migrate();
-  const counterStore = await backend.createCounterStore();
-  const clock = new TestClock();
-  const account = await storage.upsertAccount({ name: 'down', plan: 'business' }, clock.now);
-  const { key } = await issueKey(storage, account.id, clock.now);
-  const down = new Set<keyof Storage>(['listPets', 'getPet', 'createPet', 'listCategories']);
-  const wrapped = new Proxy(storage, {
-    get(target, property) {
-      if (down.has(property as keyof Storage)) return () => Promise.reject(new StorageUnavailableError());
-      const value: unknown = Reflect.get(target, property, target);
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-    },
-  });
-  const app = await buildApp({ config: defaultTestConfig, storage: wrapped, counterStore, clock: clock.fn });
-  await app.ready();
-  return {
-    app,
-    key,
-    async close() {
-      await app.close();
-      await counterStore.close();
-      await storage.close();
-    },
-  };
+function unavailableStorageApp(backend: Backend): Promise<FaultyApp> {
+  const down = () => Promise.reject(new StorageUnavailableError());
+  return faultyApp(backend, { listPets: down, getPet: down, createPet: down, listCategories: down });
 }

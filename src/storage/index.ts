@@ -9,6 +9,7 @@ export async function createStorage(
   if (config.databaseUrl.startsWith('sqlite:')) {
     return new SqliteStorage(config.databaseUrl.slice('sqlite:'.length), {
       synchronous: config.sqliteSynchronous,
+      timeoutMs: config.dbTimeoutMs,
     });
   }
   const { PostgresStorage } = await import('./postgres.js');

@@ -184,6 +184,10 @@ function sqlState(error: unknown): string | undefined {
 /** Errors on connections we are not currently awaiting are reported by the next query; never crash. */
 const ignoreError = (): void => {};
 
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}
+
 interface ParsedUrl {
   connectionString: string;
   schema: string | undefined;
@@ -263,19 +267,38 @@ const SQL = {
     FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.hash = ANY($1::text[])`,
 } as const;
 
+/** A storage call ran out of its DB_TIMEOUT_MS budget (waiting for a connection, connecting and querying). */
+export class StorageTimeoutError extends Error {
+  constructor(readonly timeoutMs: number) {
+    super(`the database did not answer within ${timeoutMs} ms`);
+    this.name = 'StorageTimeoutError';
+  }
+}
+
+/** Test seams for fault injection; empty in production. */
+export interface PostgresHooks {
+  /** Runs inside the idempotent creation's transaction, right after the pet row is inserted. */
+  afterPetInsert?: (client: PoolClient) => void | Promise<void>;
+}
+
 /**
- * PostgreSQL through a bounded `pg` pool. Every request-path query is bounded three ways: waiting for a
- * connection (connectionTimeoutMillis), server-side execution (statement_timeout) and, as a backstop for a
- * silent network, the client-side read (query_timeout). All of them surface as StorageUnavailableError.
+ * PostgreSQL through a bounded `pg` pool. Every request-path call has one budget, `timeoutMs`, for all of
+ * its phases together: waiting for a pool slot, connecting, and every query of it (see withClient), so a
+ * silent database answers StorageUnavailableError after `timeoutMs`, not after the sum of per-phase limits.
+ * statement_timeout stays as well, so the server stops work whose client has given up.
  *
  * `?schema=NAME` in the URL confines every connection to that schema, so several deployments (or test runs)
  * can share one database.
  */
 export class PostgresStorage implements Storage {
   readonly kind = 'postgres' as const;
+  readonly hooks: PostgresHooks = {};
   private readonly pool: pg.Pool;
   private readonly clientConfig: ClientConfig;
   private readonly schema: string | undefined;
+  private readonly timeoutMs: number;
+  /** Connections whose rollback failed: their state is unknown, so they are destroyed, not reused. */
+  private readonly inDoubt = new WeakSet<PoolClient>();
   private closed: Promise<void> | undefined;
   private installation: string | undefined;
   private readonly lookups = new TurnBatch((hashes: string[]) => this.findKeys(hashes));
@@ -284,13 +307,14 @@ export class PostgresStorage implements Storage {
   constructor(url: string, options: { poolSize: number; timeoutMs: number }) {
     const parsed = parseUrl(url);
     this.schema = parsed.schema;
+    this.timeoutMs = options.timeoutMs;
     this.clientConfig = {
       connectionString: parsed.connectionString,
       ...(parsed.options === undefined ? {} : { options: parsed.options }),
+      // Bounds the admin connection's connect; for pool calls withClient's budget is the bound, this only
+      // keeps the pool from holding waiters and half-open connects longer than anyone waits for them.
       connectionTimeoutMillis: options.timeoutMs,
       statement_timeout: options.timeoutMs,
-      // The server cancels at statement_timeout and tells us; this only fires when it cannot (network gone).
-      query_timeout: options.timeoutMs + 1_000,
       // A process that dies mid-transaction must not hold row or advisory locks for long.
       idle_in_transaction_session_timeout: Math.max(10_000, options.timeoutMs * 5),
       keepAlive: true,
@@ -304,58 +328,93 @@ export class PostgresStorage implements Storage {
   }
 
   private async query<R extends QueryResultRow>(config: QueryConfig): Promise<R[]> {
-    try {
-      return (await this.pool.query<R>(config)).rows;
-    } catch (error) {
-      throw translate(error);
-    }
+    return this.withClient(async (client) => (await client.query<R>(config)).rows);
   }
 
   private async execute(config: QueryConfig): Promise<number> {
-    try {
-      return (await this.pool.query(config)).rowCount ?? 0;
-    } catch (error) {
-      throw translate(error);
-    }
+    return this.withClient(async (client) => (await client.query(config)).rowCount ?? 0);
   }
 
   /** Runs fn in a transaction on one pooled connection; commits when it returns, rolls back when it throws. */
-  private async transaction<T>(fn: (client: PoolClient) => Promise<T>): Promise<T> {
-    let client: PoolClient;
-    try {
-      client = await this.pool.connect();
-    } catch (error) {
-      throw translate(error);
-    }
-    // pg-pool removes its error listener while a connection is checked out; a connection dropped between
-    // two of our queries would otherwise emit an unhandled 'error'. The failing query reports it anyway.
-    client.on('error', ignoreError);
-    let broken: Error | undefined;
-    try {
+  private transaction<T>(fn: (client: PoolClient) => Promise<T>): Promise<T> {
+    return this.withClient(async (client) => {
       await client.query('BEGIN');
-      const result = await fn(client);
-      await client.query('COMMIT');
-      return result;
-    } catch (error) {
-      broken = await this.rollback(client, error);
-      throw translate(error);
-    } finally {
-      client.off('error', ignoreError);
-      // Passing an error makes the pool destroy the connection instead of reusing one in an unknown state.
-      client.release(broken);
-    }
+      try {
+        const result = await fn(client);
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        // A lost or timed-out connection cannot roll back; withClient discards it and the server aborts
+        // the transaction when the connection goes.
+        if (!isUnavailable(error)) {
+          try {
+            await client.query('ROLLBACK');
+          } catch {
+            this.inDoubt.add(client);
+          }
+        }
+        throw error;
+      }
+    });
   }
 
-  /** Returns an error when the connection must be discarded. */
-  private async rollback(client: PoolClient, error: unknown): Promise<Error | undefined> {
-    // A lost or timed-out connection cannot roll back; the server aborts the transaction when it goes.
-    if (isUnavailable(error)) return error instanceof Error ? error : new Error(String(error));
-    try {
-      await client.query('ROLLBACK');
-      return undefined;
-    } catch (rollbackError) {
-      return rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
-    }
+  /**
+   * Runs fn on a pooled connection within one budget of `timeoutMs` from the call, whatever phase it is in
+   * (waiting for a slot, connecting, a query, a rollback). When the budget runs out the caller gets
+   * StorageUnavailableError(StorageTimeoutError) at once, and a connection that was in use is destroyed, not
+   * returned: it may still carry the unanswered query or an open transaction. A connection that arrives
+   * after the caller has gone is returned unused. Any error that leaves the connection in doubt (network,
+   * timeout, failed rollback) also discards it.
+   */
+  private withClient<T>(fn: (client: PoolClient) => Promise<T>): Promise<T> {
+    let expired = false;
+    let client: PoolClient | undefined;
+    const release = (error?: Error): void => {
+      if (!client) return;
+      // pg-pool removes its error listener while a connection is checked out; a connection dropped between
+      // two of our queries would otherwise emit an unhandled 'error'. The failing query reports it anyway.
+      client.off('error', ignoreError);
+      // Passing an error makes the pool destroy the connection (pg destroys the socket of a busy one).
+      client.release(error);
+      client = undefined;
+    };
+    const work = (async (): Promise<T> => {
+      const connected = await this.pool.connect();
+      if (expired) {
+        connected.release();
+        throw new StorageTimeoutError(this.timeoutMs);
+      }
+      client = connected;
+      client.on('error', ignoreError);
+      try {
+        const result = await fn(connected);
+        release();
+        return result;
+      } catch (error) {
+        // A plain SQL error (constraint, bad input) leaves the connection idle and usable.
+        release(isUnavailable(error) || this.inDoubt.has(connected) ? asError(error) : undefined);
+        throw error;
+      }
+    })();
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        expired = true;
+        const timeout = new StorageTimeoutError(this.timeoutMs);
+        release(timeout);
+        reject(new StorageUnavailableError(timeout));
+      }, this.timeoutMs);
+    });
+    return Promise.race([work, deadline]).then(
+      (result) => {
+        clearTimeout(timer);
+        return result;
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        throw translate(error);
+      },
+    );
   }
 
   /**
@@ -495,6 +554,7 @@ export class PostgresStorage implements Storage {
         const inserted = await client.query<PetRow>({ name: 'pets_insert', text: SQL.insertPet, values });
         const created = inserted.rows[0];
         if (!created) return { kind: 'unknown_category' };
+        await this.hooks.afterPetInsert?.(client);
         await client.query({
           name: 'idem_upsert',
           text: SQL.upsertIdem,

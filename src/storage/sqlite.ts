@@ -19,7 +19,7 @@ import {
   type NewPetRecord,
   type Storage,
 } from './storage.js';
-import { settle, TurnBatch } from './turn-batch.js';
+import { settle, TurnBatch, type Settled } from './turn-batch.js';
 
 /** Ordered, append-only. Each entry runs once, inside the transaction that records it. */
 const MIGRATIONS: string[] = [
@@ -114,6 +114,29 @@ function wrap<T>(fn: () => T): Promise<T> {
   }
 }
 
+function isBusy(error: unknown): boolean {
+  return ((error as { code?: string } | null)?.code ?? '').startsWith('SQLITE_BUSY');
+}
+
+/**
+ * How long one attempt at a write waits for another connection's write lock inside SQLite (busy_timeout).
+ * The wait blocks the event loop, so it is kept to a few milliseconds; longer waits happen between attempts
+ * (see withWriteLock), with the loop free.
+ */
+export const SQLITE_BUSY_WAIT_MS = 5;
+/** Pauses between attempts while another process holds the write lock: short first, then capped. */
+const BUSY_BACKOFF_MS = [1, 2, 5, 10, 20, 50];
+/** The lock wait while opening the database and migrating, which happens once, before serving. */
+const STARTUP_BUSY_WAIT_MS = 5_000;
+
+/** Test seams for fault injection; empty in production. */
+export interface SqliteHooks {
+  /** Runs inside a creation's savepoint, right after the pet row is inserted. */
+  afterPetInsert?: (db: Database.Database) => void;
+  /** Called each time a write finds the write lock held by another connection and will try again. */
+  onBusy?: (attempt: number) => void;
+}
+
 /**
  * SQLite through better-sqlite3: WAL journal (readers never wait for the writer), foreign keys on,
  * every statement prepared once. `synchronous=NORMAL` keeps commits durable across a process crash;
@@ -121,7 +144,9 @@ function wrap<T>(fn: () => T): Promise<T> {
  */
 export class SqliteStorage implements Storage {
   readonly kind = 'sqlite' as const;
+  readonly hooks: SqliteHooks = {};
   private readonly db: Database.Database;
+  private readonly timeoutMs: number;
   private readonly stmt;
   private readonly createPetTransaction: (
     pet: NewPetRecord,
@@ -141,14 +166,21 @@ export class SqliteStorage implements Storage {
   private readonly keyCache = new Map<string, KeyPrincipal>();
   private keyCacheVersion = -1;
 
-  constructor(path: string, options: { synchronous: 'normal' | 'full' } = { synchronous: 'normal' }) {
+  /**
+   * @param options.timeoutMs how long a write keeps trying while another connection (a CLI command, a second
+   *   instance) holds the write lock, before it fails with StorageUnavailableError (DB_TIMEOUT_MS).
+   */
+  constructor(path: string, options: { synchronous?: 'normal' | 'full'; timeoutMs?: number } = {}) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    this.timeoutMs = options.timeoutMs ?? 2_000;
     this.db = new Database(path);
+    // Opening and migrating may wait for another process's migration, before anything else runs.
+    this.db.pragma(`busy_timeout = ${STARTUP_BUSY_WAIT_MS}`);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
     this.db.pragma('foreign_keys = ON');
-    this.db.pragma('busy_timeout = 5000');
     this.runMigrations();
+    this.db.pragma(`busy_timeout = ${SQLITE_BUSY_WAIT_MS}`);
     const db = this.db;
     this.stmt = {
       // Raw (array) rows: better-sqlite3 builds row objects property by property through the V8 API, which
@@ -219,10 +251,26 @@ export class SqliteStorage implements Storage {
     );
     // Inside the batch's transaction each creation runs as a nested one, i.e. under its own SAVEPOINT: one
     // that throws is rolled back alone and the others still commit.
-    const groupCommit = db.transaction((batch: [NewPetRecord, IdempotencyInput | undefined][]) =>
-      batch.map(([pet, idem]) => settle(() => this.createPetTransaction(pet, idem))),
+    const groupCommit = db.transaction((batch: [NewPetRecord, IdempotencyInput | undefined][]) => {
+      const outcomes: Settled<CreatePetResult>[] = [];
+      for (const [pet, idem] of batch) {
+        const outcome = settle(() => this.createPetTransaction(pet, idem));
+        // Some errors (I/O error, disk full, out of memory) make SQLite roll the whole transaction back:
+        // the batch's earlier creations are gone with it, and the next savepoint would silently become a
+        // transaction of its own. Every caller of the batch fails instead.
+        if (!db.inTransaction) {
+          throw new StorageUnavailableError('error' in outcome ? outcome.error : undefined);
+        }
+        outcomes.push(outcome);
+      }
+      return outcomes;
+    });
+    // BEGIN IMMEDIATE: the write lock is taken before anything is read, so a busy database is found at the
+    // start of the batch, where it can be retried whole, not after reads (where waiting cannot help).
+    this.creations = new TurnBatch(
+      (batch) => this.withWriteLock(() => groupCommit.immediate(batch)),
+      translate,
     );
-    this.creations = new TurnBatch(groupCommit, translate);
     this.lookups = new TurnBatch((hashes) => {
       const version = this.stmt.dataVersion.get()!;
       if (version !== this.keyCacheVersion) {
@@ -262,10 +310,62 @@ export class SqliteStorage implements Storage {
   }
 
   migrate(): Promise<{ fresh: boolean }> {
-    return wrap(() => {
+    return this.write(() => {
       this.runMigrations();
       return { fresh: this.fresh };
     });
+  }
+
+  /**
+   * Runs a write (one transaction or one statement: all or nothing) now, or, when another connection holds
+   * the write lock (SQLITE_BUSY), again after short pauses with the event loop free, until `timeoutMs` has
+   * passed since the first attempt; then the SQLITE_BUSY goes to the caller (a 503). Each attempt blocks
+   * the loop for at most SQLITE_BUSY_WAIT_MS. When the first attempt succeeds the result is synchronous.
+   */
+  private withWriteLock<T>(fn: () => T): T | Promise<T> {
+    try {
+      return fn();
+    } catch (error) {
+      if (!isBusy(error)) throw error;
+      return this.retryWhileBusy(fn, error);
+    }
+  }
+
+  private retryWhileBusy<T>(fn: () => T, firstError: unknown): Promise<T> {
+    const giveUpAt = performance.now() + this.timeoutMs;
+    let attempt = 0;
+    return new Promise((resolve, reject) => {
+      const retry = (error: unknown): void => {
+        const left = giveUpAt - performance.now();
+        if (left <= 0 || !this.db.open) {
+          reject(error);
+          return;
+        }
+        const pause = Math.min(BUSY_BACKOFF_MS[Math.min(attempt, BUSY_BACKOFF_MS.length - 1)]!, left);
+        attempt++;
+        this.hooks.onBusy?.(attempt);
+        setTimeout(() => {
+          try {
+            resolve(fn());
+          } catch (next) {
+            if (isBusy(next)) retry(next);
+            else reject(next);
+          }
+        }, pause);
+      };
+      retry(firstError);
+    });
+  }
+
+  /** A write that waits (off the event loop, within timeoutMs) for another connection's write lock. */
+  private write<T>(fn: () => T): Promise<T> {
+    try {
+      return Promise.resolve(this.withWriteLock(fn)).catch((error: unknown) => {
+        throw translate(error);
+      });
+    } catch (error) {
+      return Promise.reject(translate(error));
+    }
   }
 
   /**
@@ -325,6 +425,7 @@ export class SqliteStorage implements Storage {
     }
     if (!this.stmt.categoryExists.get(pet.categoryId)) return { kind: 'unknown_category' };
     const created = this.stmt.insertPet.get(pet.name, pet.categoryId, pet.status, idem?.now ?? Date.now())!;
+    this.hooks.afterPetInsert?.(this.db);
     if (idem) {
       this.stmt.upsertIdem.run(
         idem.accountId,
@@ -350,21 +451,25 @@ export class SqliteStorage implements Storage {
     return this.creations.add([pet, idempotency]);
   }
 
-  seedPets(count: number, now: number): Promise<number> {
-    return wrap(() => {
-      const start = (this.db.prepare('SELECT count(*) AS n FROM pets').get() as { n: number }).n;
-      const insert = this.db.prepare(
-        'INSERT INTO pets (name, category_id, status, created_at) VALUES (?, ?, ?, ?)',
-      );
-      const batch = this.db.transaction((from: number, to: number) => {
-        for (let i = from; i < to; i++) {
-          const p = demoPet(start + i);
-          insert.run(p.name, p.categoryId, p.status, now);
-        }
-      });
-      for (let i = 0; i < count; i += 50_000) batch(i, Math.min(count, i + 50_000));
-      return count;
+  async seedPets(count: number, now: number): Promise<number> {
+    const start = await wrap(
+      () => (this.db.prepare('SELECT count(*) AS n FROM pets').get() as { n: number }).n,
+    );
+    const insert = this.db.prepare(
+      'INSERT INTO pets (name, category_id, status, created_at) VALUES (?, ?, ?, ?)',
+    );
+    const batch = this.db.transaction((from: number, to: number) => {
+      for (let i = from; i < to; i++) {
+        const p = demoPet(start + i);
+        insert.run(p.name, p.categoryId, p.status, now);
+      }
     });
+    // Chunk by chunk, each its own transaction: the server's writes get the lock in between.
+    for (let i = 0; i < count; i += 50_000) {
+      const to = Math.min(count, i + 50_000);
+      await this.write(() => batch.immediate(i, to));
+    }
+    return count;
   }
 
   listCategories(): Promise<Category[]> {
@@ -373,7 +478,7 @@ export class SqliteStorage implements Storage {
 
   upsertAccount(input: AccountInput, now: number): Promise<Account> {
     this.keyCache.clear();
-    return wrap(() =>
+    return this.write(() =>
       this.db
         .transaction(() => {
           const existing = this.stmt.findAccount.get(input.name);
@@ -406,7 +511,7 @@ export class SqliteStorage implements Storage {
     now: number,
   ): Promise<void> {
     this.keyCache.clear();
-    return wrap(() => {
+    return this.write(() => {
       this.stmt.insertKey.run(key.id, accountId, key.hash, key.hint, now, key.expiresAt);
     });
   }
@@ -417,7 +522,7 @@ export class SqliteStorage implements Storage {
 
   revokeKey(keyId: string, now: number): Promise<boolean> {
     this.keyCache.clear();
-    return wrap(() => this.stmt.revokeKey.run(now, keyId).changes > 0);
+    return this.write(() => this.stmt.revokeKey.run(now, keyId).changes > 0);
   }
 
   /**
@@ -451,11 +556,11 @@ export class SqliteStorage implements Storage {
 
   liftBan(accountName: string, now: number): Promise<boolean> {
     this.keyCache.clear();
-    return wrap(() => this.stmt.liftBan.run(now, accountName).changes > 0);
+    return this.write(() => this.stmt.liftBan.run(now, accountName).changes > 0);
   }
 
   purgeIdempotency(before: number): Promise<void> {
-    return wrap(() => {
+    return this.write(() => {
       this.stmt.purgeIdem.run(before);
     });
   }
