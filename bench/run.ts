@@ -212,9 +212,11 @@ async function main(): Promise<number> {
     });
   }
   const spread = (100 * (Math.max(...baselineRps) - Math.min(...baselineRps))) / Math.min(...baselineRps);
+  const rounds = baselineRps.length
+    ? `baseline rounds: ${baselineRps.map((r) => r.toFixed(0)).join(' ')} req/s (min..max spread ${spread.toFixed(0)} %).\n`
+    : '';
   process.stdout.write(
-    `\n${table(rows)}\n\n` +
-      `baseline rounds: ${baselineRps.map((r) => r.toFixed(0)).join(' ')} req/s (min..max spread ${spread.toFixed(0)} %).\n` +
+    `\n${table(rows)}\n\n${rounds}` +
       `ratio = median over ${settings.rounds} rounds of (scenario req/s ÷ mean of the baseline rounds either side); ` +
       `req/s = median round; p50/p99 over all rounds' responses; cpu = server CPU time per response.\n`,
   );
