@@ -4,6 +4,7 @@
  * `npm test` builds first; run `npm run build` before running a file that uses these alone.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
@@ -66,8 +67,12 @@ export interface CliResult extends Exit {
   stderr: string;
 }
 
-/** Runs a CLI command to completion. */
-export async function cli(args: string[], env: Record<string, string>): Promise<CliResult> {
+/** Runs a CLI command to completion (`timeoutMs` only bounds a hang; the benchmark seeds a million pets). */
+export async function cli(
+  args: string[],
+  env: Record<string, string>,
+  timeoutMs = 30_000,
+): Promise<CliResult> {
   const child = spawn(process.execPath, [CLI, ...args], {
     env: baseEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -79,7 +84,7 @@ export async function cli(args: string[], env: Record<string, string>): Promise<
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
   try {
-    const exit = await waitForExit(child, 30_000);
+    const exit = await waitForExit(child, timeoutMs);
     await closed;
     return { ...exit, stdout, stderr };
   } finally {
@@ -99,21 +104,36 @@ export interface Server {
   output(): string;
 }
 
+export interface ServeOptions {
+  /** Node arguments to run instead of `dist/cli.js serve` (flags, a script, its arguments); it must announce
+   * itself the same way. The benchmark starts its reference servers and a profiled service this way. */
+  argv?: string[];
+  /** Append stdout (the log) to this file instead of reading it through a pipe, so a server logging every
+   * request under load costs this process nothing. */
+  logFile?: string;
+}
+
 /**
  * Starts `pet-adoption serve` and waits for its `listening on` line on stderr. PORT=0 lets the kernel
  * pick a free port (no probe-then-bind race); the announced address says which.
  */
-export async function serve(name: string, env: Record<string, string>): Promise<Server> {
-  const child = spawn(process.execPath, [CLI, 'serve'], {
+export async function serve(
+  name: string,
+  env: Record<string, string>,
+  options: ServeOptions = {},
+): Promise<Server> {
+  const logFd = options.logFile === undefined ? undefined : openSync(options.logFile, 'a');
+  const child = spawn(process.execPath, options.argv ?? [CLI, 'serve'], {
     env: baseEnv({ PORT: '0', HOST: '127.0.0.1', ...env }),
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', logFd ?? 'pipe', 'pipe'],
   });
+  if (logFd !== undefined) closeSync(logFd);
   children.add(child);
   child.once('exit', () => children.delete(child));
   let stderr = '';
   let stdout = '';
   // The log goes to stdout; keep reading it so a full pipe never blocks the server.
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout = (stdout + chunk).slice(-20_000)));
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout = (stdout + chunk).slice(-20_000)));
   const base = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(
       () => reject(new Error(`${name} did not announce itself: ${stderr}`)),
