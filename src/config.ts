@@ -40,7 +40,17 @@ export interface Config {
   dbTimeoutMs: number;
   /** How long a request waits for Redis before falling back to in-process counters. */
   redisTimeoutMs: number;
+  /** After SIGTERM, how long /readyz answers 503 (so balancers route away) before the listener closes. */
+  drainSeconds: number;
+  /** How long a client may take to send a request's headers; then `408 request_timeout`. */
+  headersTimeoutMs: number;
+  /** How long a client may take to send a whole request (headers and body); then `408 request_timeout`. */
+  requestTimeoutMs: number;
 }
+
+/** The HTTP timeouts' defaults, for apps built without a full Config (tests, benchmarks). */
+export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 
 type Env = Record<string, string | undefined>;
 
@@ -104,6 +114,19 @@ function trustProxy(env: Env): boolean | string[] {
   return list;
 }
 
+function httpTimeouts(env: Env): Pick<Config, 'headersTimeoutMs' | 'requestTimeoutMs'> {
+  const headersTimeoutMs = integer(env, 'HEADERS_TIMEOUT_MS', DEFAULT_HEADERS_TIMEOUT_MS, 50, 600_000);
+  const requestTimeoutMs = integer(env, 'REQUEST_TIMEOUT_MS', DEFAULT_REQUEST_TIMEOUT_MS, 50, 3_600_000);
+  // Node refuses to start a server whose header bound is longer than its whole-request bound.
+  if (headersTimeoutMs > requestTimeoutMs) {
+    throw new ConfigError(
+      'HEADERS_TIMEOUT_MS',
+      `must not exceed REQUEST_TIMEOUT_MS (${requestTimeoutMs}), got ${headersTimeoutMs}`,
+    );
+  }
+  return { headersTimeoutMs, requestTimeoutMs };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   return {
     port: integer(env, 'PORT', 3000, 0, 65535),
@@ -128,5 +151,7 @@ export function loadConfig(env: Env = process.env): Config {
     pgPoolSize: integer(env, 'PG_POOL_SIZE', 10, 1, 1000),
     dbTimeoutMs: integer(env, 'DB_TIMEOUT_MS', 2000, 10, 60_000),
     redisTimeoutMs: integer(env, 'REDIS_TIMEOUT_MS', 50, 5, 10_000),
+    drainSeconds: integer(env, 'DRAIN_SECONDS', 5, 0, 300),
+    ...httpTimeouts(env),
   };
 }
