@@ -69,7 +69,9 @@ export async function serve(config: Config): Promise<void> {
     stopping = true;
     // net.Server's close stops listening only; http.Server's would also close the idle keep-alive
     // connections at once, resetting requests their clients had already sent on them.
-    const allClosed = new Promise<void>((resolve) => NetServer.prototype.close.call(app.server, () => resolve()));
+    const allClosed = new Promise<void>((resolve) =>
+      NetServer.prototype.close.call(app.server, () => resolve()),
+    );
     const graceOver = delay(CLOSE_GRACE_MS, undefined, { ref: false });
     await Promise.race([allClosed, graceOver]);
     // Grace deadline: connections still idle close; those with a request in flight end after its answer.

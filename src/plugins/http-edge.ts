@@ -60,7 +60,7 @@ export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket)
 /** The longest request line worth looking at before the parser's own limits take over. */
 const MAX_LINE = 16 * 1024;
 /** A request line that names a version; anything else on a first line is HTTP/0.9 or garbage. */
-const VERSIONED = /^[!#$%&'*+.^`|~\w-]+ \S+ HTTP\/\d\.\d\r?$/;
+const VERSIONED = /^[!#$%&'*+.^`|~\w-]+ \S+ HTTP\/1\.[01]\r?$/;
 
 /**
  * Node answers no CONNECT (it closes the socket) and waits for headers after an HTTP/0.9 request line
@@ -86,13 +86,19 @@ export function guardConnections(server: Server): void {
       if (end === -1 && line.length < MAX_LINE) return void lines.set(socket, line);
       lines.set(socket, undefined);
       if (!VERSIONED.test(end === -1 ? line : line.slice(0, end))) {
-        answerAndClose(socket, new ApiError('bad_request', 'The request line must end in HTTP/1.0 or HTTP/1.1.'));
+        answerAndClose(
+          socket,
+          new ApiError('bad_request', 'The request line must end in HTTP/1.0 or HTTP/1.1.'),
+        );
       }
     });
   });
   // The next request on a kept-alive connection starts after this answer.
   server.on('request', (req, res) => {
     responses.set(req.socket, res);
+    // The parser made a request of it (this runs before the 'data' listener above): the onRequest check
+    // answers it, in Fastify, so nothing is written to the socket twice.
+    lines.set(req.socket, undefined);
     res.once('finish', () => lines.set(req.socket, ''));
   });
 }
@@ -108,11 +114,11 @@ export function registerHostCheck(
   app.addHook('onRequest', async (request, reply) => {
     const raw = request.raw;
     const missingHost = raw.httpVersionMajor === 1 && raw.httpVersionMinor >= 1 && !raw.headers.host;
-    if (!missingHost && raw.httpVersionMajor >= 1) return;
-    reply.header('connection', 'close');
+    if (!missingHost && raw.httpVersionMajor === 1) return;
+    reply.header('connection', 'close').header('x-content-type-options', 'nosniff');
     const error = new ApiError(
       'bad_request',
-      missingHost ? 'HTTP/1.1 requests must carry a Host header.' : 'HTTP/0.9 is not supported.',
+      missingHost ? 'HTTP/1.1 requests must carry a Host header.' : 'Only HTTP/1.0 and HTTP/1.1 are served.',
     );
     const allowed = await countByAddress(request, reply).catch(() => true);
     return sendError(reply, allowed ? error : new ApiError('rate_limited'));
