@@ -87,11 +87,11 @@ export async function serve(config: Config): Promise<void> {
   const address = await app.listen({ port: config.port, host: config.host });
   const base = `${address}/v1`;
   logger.info({ address: base, storage: storage.kind, rateLimitStore: counterStore.kind }, 'listening');
-  process.stderr.write(
-    `Pet Adoption Service listening on ${base} (storage: ${storage.kind}, rate limits: ${counterStore.kind})\n`,
-  );
+  // One write, so that whoever waits for the announcement has the hint with it.
+  let announcement = `Pet Adoption Service listening on ${base} (storage: ${storage.kind}, rate limits: ${counterStore.kind})\n`;
   if (fresh) {
     const hostPort = address.replace(/^https?:\/\//, '');
-    process.stderr.write(`${FIRST_KEY_HINT.replace('HOST:PORT', hostPort)}\n`);
+    announcement += `${FIRST_KEY_HINT.replace('HOST:PORT', hostPort)}\n`;
   }
+  process.stderr.write(announcement);
 }
