@@ -12,11 +12,12 @@ import Fastify, {
 } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { systemClock, type Clock } from './clock.js';
-import type { Config } from './config.js';
-import { ApiError, errorBody } from './errors.js';
+import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, type Config } from './config.js';
+import { ApiError } from './errors.js';
 import { addressCounter, registerAccess } from './plugins/access.js';
 import { registerErrorHandling, sendError, toApiError } from './plugins/errors.js';
 import { responseHeaders } from './plugins/headers.js';
+import { clientErrorHandler, guardConnections, registerHostCheck } from './plugins/http-edge.js';
 import { createRegistry, registerObservability, requestId } from './plugins/observability.js';
 import { registerOpenApi } from './plugins/openapi.js';
 import { RateLimiter } from './ratelimit/limiter.js';
@@ -35,7 +36,8 @@ export type AppConfig = Pick<
   | 'trustProxy'
   | 'authFailuresPerMinute'
   | 'corsOrigins'
->;
+> &
+  Partial<Pick<Config, 'headersTimeoutMs' | 'requestTimeoutMs'>>;
 
 export interface AppOptions {
   config: AppConfig;
@@ -44,6 +46,8 @@ export interface AppOptions {
   clock?: Clock;
   /** Omitted: no logging (tests). */
   logger?: FastifyBaseLogger;
+  /** True while the process is shutting down: /readyz answers 503 so balancers route away. */
+  draining?: () => boolean;
 }
 
 export const BODY_LIMIT = 16 * 1024;
@@ -73,6 +77,9 @@ const ALL_METHODS: HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELE
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { config, storage, counterStore } = options;
   const clock = options.clock ?? systemClock;
+
+  const headersTimeout = config.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS;
+  const requestTimeout = config.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
 
   const limiter = new RateLimiter(counterStore, config);
   const countByAddress = addressCounter(limiter, config.unauthenticatedPerMinute, clock);
@@ -109,14 +116,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         () => sendError(reply, fallback),
       );
     },
-    clientErrorHandler: (_error, socket) => {
-      // Requests Node's HTTP parser cannot read never reach Fastify; still answer in the Error shape.
-      if (!socket.writable) return socket.destroy();
-      const body = JSON.stringify(errorBody(new ApiError('bad_request')));
-      socket.end(
-        `HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\n` +
-          `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-      );
+    // Requests Node's HTTP parser cannot read (or that time out) never reach Fastify; answered in the Error shape.
+    clientErrorHandler,
+    // Whole-request bound (headers and body); Node answers its expiry through clientErrorHandler (408).
+    requestTimeout,
+    http: {
+      headersTimeout,
+      // Node checks both timeouts only this often (30 s by default), which would make them loose bounds.
+      connectionsCheckingInterval: Math.max(25, Math.min(1_000, Math.floor(headersTimeout / 4))),
+      // Node's own missing-Host answer is an empty 400; registerHostCheck answers in the Error shape instead.
+      requireHostHeader: false,
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -131,8 +140,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const registry = createRegistry();
   registerObservability(app, registry);
   registerErrorHandling(app);
+  guardConnections(app.server);
   // Before access: a CORS preflight is answered without a key and without being counted.
   headers.register(app);
+  registerHostCheck(app, countByAddress);
   registerAccess(app, { storage, limiter, clock, countByAddress, lockout });
 
   // Remember which methods each /v1 path answers, to answer the others with 405 and an Allow header.
@@ -147,7 +158,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await registerOpenApi(app);
   await app.register(petRoutes, { prefix: '/v1', storage, clock });
   await app.register(categoryRoutes, { prefix: '/v1', storage });
-  await app.register(healthRoutes, { storage, counterStore, registry });
+  await app.register(healthRoutes, { storage, counterStore, registry, draining: options.draining });
   app.get('/v1/openapi.json', { config: { access: 'public' }, schema: { hide: true } }, () => app.swagger());
 
   for (const [url, methods] of [...methodsByPath]) {

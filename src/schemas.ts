@@ -147,7 +147,7 @@ export const IdempotencyHeaders = Type.Object({
 
 export const Health = Type.Object({ status: Type.String() });
 export const Readiness = Type.Object({
-  status: Type.String({ description: '`ready` or `unavailable`.' }),
+  status: Type.String({ description: '`ready`, `unavailable`, or `draining` while shutting down.' }),
   storage: Type.String({ description: '`ok` or `unavailable`.' }),
   rateLimitStore: Type.String({
     description: '`memory`, `redis`, or `memory-fallback` while Redis is unreachable.',

@@ -8,12 +8,14 @@ export interface HealthRoutesOptions {
   storage: Storage;
   counterStore: CounterStore;
   registry: Registry;
+  /** True once shutdown has begun: not ready, though still serving. */
+  draining?: () => boolean;
 }
 
 /** Operational endpoints, outside /v1 and outside authentication. */
 export const healthRoutes: FastifyPluginAsyncTypebox<HealthRoutesOptions> = async (
   app,
-  { storage, counterStore, registry },
+  { storage, counterStore, registry, draining },
 ) => {
   const hidden = { hide: true, tags: ['operations'] };
   const config = { access: 'operations' } as const;
@@ -33,8 +35,10 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthRoutesOptions> = asyn
       const rateLimitStore =
         counterStore.kind === 'memory' ? 'memory' : counterStore.healthy() ? 'redis' : 'memory-fallback';
       // A Redis outage degrades but does not stop the service (counters fall back to memory), so it stays ready.
-      return reply.code(storageOk ? 200 : 503).send({
-        status: storageOk ? 'ready' : 'unavailable',
+      // Shutting down: balancers stop sending new work, while requests that still come are served.
+      const ready = storageOk && !draining?.();
+      return reply.code(ready ? 200 : 503).send({
+        status: ready ? 'ready' : storageOk ? 'draining' : 'unavailable',
         storage: storageOk ? 'ok' : 'unavailable',
         rateLimitStore,
       });

@@ -4,10 +4,12 @@
  * `npm test` builds first; run `npm run build` before running a file that uses these alone.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { PG_URL, REDIS_URL, uniqueName, type Backend } from '../helpers.js';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const CLI = join(ROOT, 'dist', 'cli.js');
@@ -19,7 +21,8 @@ const EXIT_TIMEOUT_MS = 15_000;
 const children = new Set<ChildProcess>();
 
 export function baseEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'warn', ...extra };
+  // No drain period unless a test asks for one: a SIGTERMed server stops listening at once.
+  const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'warn', DRAIN_SECONDS: '0', ...extra };
   // Whatever the developer's shell exports must not leak into the service under test.
   for (const name of [
     'PORT',
@@ -35,6 +38,8 @@ export function baseEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
     'BAN_THRESHOLD_FACTOR',
     'UNAUTHENTICATED_PER_MINUTE',
     'AUTH_FAILURES_PER_MINUTE',
+    'HEADERS_TIMEOUT_MS',
+    'REQUEST_TIMEOUT_MS',
   ]) {
     if (!(name in extra)) delete env[name];
   }
@@ -179,4 +184,36 @@ export async function killAll(): Promise<void> {
       await waitForExit(child).catch(() => undefined);
     }),
   );
+}
+
+export interface Environment {
+  env: Record<string, string>;
+  cleanup(): Promise<void>;
+}
+
+/** The server environment for a backend: a fresh database (and counter namespace) of its own. */
+export async function environmentFor(backend: Backend): Promise<Environment> {
+  if (backend.name === 'sqlite+memory') {
+    const dir = mkdtempSync(join(tmpdir(), 'pet-adoption-e2e-'));
+    return {
+      env: { DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}` },
+      async cleanup() {
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  }
+  if (backend.name.startsWith('postgres')) {
+    const { postgresUrl, dropSchema } = await import('./postgres.js');
+    const { deleteKeys } = await import('./redis.js');
+    const schema = uniqueName('e2e');
+    const prefix = `${uniqueName('e2e')}:`;
+    return {
+      env: { DATABASE_URL: postgresUrl(schema), REDIS_URL, REDIS_PREFIX: prefix },
+      async cleanup() {
+        await dropSchema(schema);
+        await deleteKeys(REDIS_URL, prefix);
+      },
+    };
+  }
+  throw new Error(`e2e: no server environment for backend ${backend.name} (PG_URL ${PG_URL}); add one here`);
 }
