@@ -41,8 +41,10 @@ function judge(c: Case, result: Exchange): Failure[] {
   else if (result.timedOut && result.responses.length < c.want) failures.push('hang');
   for (const response of result.responses) {
     if (response.status >= 500) failures.push('serverError');
+    // A HEAD answer has no body to judge.
     if (
       response.status >= 400 &&
+      !c.head &&
       !isErrorShape(response.status, response.headers['content-type'], response.body)
     )
       failures.push('notErrorShape');
