@@ -2,7 +2,7 @@
  * Slow clients: request headers trickled one byte a second, and a POST whose body is trickled one byte a
  * second after complete headers. Measured: how long until the server answers or closes, and whether the
  * answer is a 408 in the Error shape with an X-Request-Id. Target: within the server's header and request
- * timeouts plus a second, Error-shaped. The harness gives up after the target plus 10 s (a "hang").
+ * timeouts plus a second, Error-shaped. The harness gives up after the target plus 5 s (a "hang").
  */
 import type net from 'node:net';
 import { serve, terminate } from '../test/support/processes.js';
@@ -75,7 +75,7 @@ export async function slow(_settings: Settings, cleanup: Cleanup): Promise<Exper
   const [headers, bodies] = await Promise.all([
     exchange({
       port,
-      timeoutMs: HEADERS_BOUND_MS + MARGIN_MS + 10_000,
+      timeoutMs: HEADERS_BOUND_MS + MARGIN_MS + 5_000,
       send: trickle(
         '',
         `GET /v1/pets HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\nX-Slow: `,
@@ -84,7 +84,7 @@ export async function slow(_settings: Settings, cleanup: Cleanup): Promise<Exper
     }),
     exchange({
       port,
-      timeoutMs: BODY_BOUND_MS + MARGIN_MS + 10_000,
+      timeoutMs: BODY_BOUND_MS + MARGIN_MS + 5_000,
       send: trickle(
         `POST /v1/pets HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\n` +
           `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`,
