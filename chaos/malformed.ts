@@ -1,9 +1,10 @@
 /**
  * Malformed requests: a seeded random run (chaos/malformed-cases.ts) of raw-socket requests, each on a
  * connection of its own. Counted, all with target 0: 5xx answers; connections closed or reset without an
- * answer; hangs (no answer within 3 s, though every case is complete); error answers (≥ 400) not in the
- * Error shape (JSON {code, message, status} with status equal to the HTTP status); answers without
- * X-Request-Id; and 2xx answers to a pets route reached without a valid key.
+ * answer; a valid request followed by garbage on one connection that does not get both answers; hangs (no
+ * answer within 3 s, though every case is complete); error answers (≥ 400) not in the Error shape (JSON
+ * {code, message, status} with status equal to the HTTP status); answers without X-Request-Id; and 2xx
+ * answers to a pets route reached without a valid key.
  */
 import { serve, terminate } from '../test/support/processes.js';
 import {
@@ -24,11 +25,19 @@ const HANG_MS = 3_000;
 const CONCURRENCY = 32;
 const EXAMPLES = 5;
 
-type Failure = 'serverError' | 'noAnswer' | 'hang' | 'notErrorShape' | 'noRequestId' | 'unauthenticated2xx';
+type Failure =
+  | 'serverError'
+  | 'noAnswer'
+  | 'pipelinedUnanswered'
+  | 'hang'
+  | 'notErrorShape'
+  | 'noRequestId'
+  | 'unauthenticated2xx';
 
 const LABELS: Record<Failure, string> = {
   serverError: '5xx answers',
   noAnswer: 'closed or reset without an answer',
+  pipelinedUnanswered: 'pipelined requests closed without all their answers',
   hang: `hangs (no answer within ${HANG_MS / 1000} s)`,
   notErrorShape: 'error answers not in the Error shape',
   noRequestId: 'answers without X-Request-Id',
@@ -38,7 +47,7 @@ const LABELS: Record<Failure, string> = {
 function judge(c: Case, result: Exchange): Failure[] {
   const failures: Failure[] = [];
   if (result.responses.length === 0) failures.push(result.timedOut ? 'hang' : 'noAnswer');
-  else if (result.timedOut && result.responses.length < c.want) failures.push('hang');
+  else if (result.responses.length < c.want) failures.push(result.timedOut ? 'hang' : 'pipelinedUnanswered');
   for (const response of result.responses) {
     if (response.status >= 500) failures.push('serverError');
     // A HEAD answer has no body to judge.
@@ -64,7 +73,12 @@ function show(bytes: Buffer): string {
 export async function malformed(settings: Settings, cleanup: Cleanup): Promise<ExperimentResult> {
   const rss = new PeakRss();
   // Limits would turn most cases into 429s before they reach the code under test.
-  const env = { ...sqliteEnv(cleanup), UNAUTHENTICATED_PER_MINUTE: '1000000000' };
+  // AUTH_FAILURES_PER_MINUTE: the failed-authentication lockout of DESIGN 4.6 (ignored where not built).
+  const env = {
+    ...sqliteEnv(cleanup),
+    UNAUTHENTICATED_PER_MINUTE: '1000000000',
+    AUTH_FAILURES_PER_MINUTE: '1000000',
+  };
   const key = await createKey(env);
   const server = await serve('malformed', env);
   rss.watch(server.child);
