@@ -3,22 +3,16 @@
  * of the real service (status, headers and body bytes), and does nothing else. bench/run.ts starts it as a
  * child process, like the service, so both pay the same process and socket costs.
  *
- *   node --import tsx bench/baseline-server.ts <recorded.json> <port>
+ *   PORT=0 node --import tsx bench/baseline-server.ts <recorded.json>
  */
 import { createServer } from 'node:http';
 import { readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import type { RecordedResponse } from './lib/service.js';
 
-export interface RecordedResponse {
-  status: number;
-  /** Header name/value pairs in the order the service sent them (without Date/Connection/Keep-Alive). */
-  headers: [string, string][];
-  /** Body bytes, base64. */
-  body: string;
-}
-
-const [file, portText] = process.argv.slice(2);
-if (!file || !portText) {
-  process.stderr.write('usage: baseline-server.ts <recorded.json> <port>\n');
+const [file] = process.argv.slice(2);
+if (!file) {
+  process.stderr.write('usage: PORT=0 baseline-server.ts <recorded.json>\n');
   process.exit(2);
 }
 const recorded = JSON.parse(readFileSync(file, 'utf8')) as RecordedResponse;
@@ -31,7 +25,8 @@ const server = createServer((_req, res) => {
 });
 // Same keep-alive policy as Fastify's default, so the Keep-Alive header is byte-identical too.
 server.keepAliveTimeout = 72_000;
-server.listen(Number(portText), '127.0.0.1', () => {
-  process.stderr.write(`baseline listening on 127.0.0.1:${portText}\n`);
+server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
+  const { port } = server.address() as AddressInfo;
+  process.stderr.write(`baseline listening on http://127.0.0.1:${port}/v1\n`);
 });
 process.on('SIGTERM', () => server.close(() => process.exit(0)));

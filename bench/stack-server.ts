@@ -28,8 +28,8 @@ const counterStore = await createCounterStore(config, {
   logger,
 });
 const app = await buildApp({ config, database, counterStore, logger });
-await app.listen({ port: config.port, host: config.host });
-process.stderr.write(`service stack (page from memory) listening on ${config.host}:${config.port}\n`);
+const address = await app.listen({ port: config.port, host: config.host });
+process.stderr.write(`service stack (page from memory) listening on ${address}/v1\n`);
 process.on('SIGTERM', () => {
   void app
     .close()

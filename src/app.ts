@@ -7,12 +7,13 @@ import addFormatsPlugin from 'ajv-formats';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { systemClock, type Clock } from './clock.js';
-import type { Config } from './config.js';
+import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, type Config } from './config.js';
 import type { Database } from './db/database.js';
 import { addressCounter, registerAccess } from './http/access.js';
 import { registerErrorHandling, sendError, toApiError } from './http/error-handler.js';
-import { ApiError, errorBody } from './http/errors.js';
+import { ApiError } from './http/errors.js';
 import { healthRoutes } from './http/health.js';
+import { clientErrorHandler, guardConnections, registerHostCheck } from './http/http-edge.js';
 import { deriveMethodNotAllowed, type MethodNotAllowed } from './http/method-not-allowed.js';
 import { createRegistry, registerObservability, requestId } from './http/observability.js';
 import { registerOpenApi } from './http/openapi.js';
@@ -32,7 +33,8 @@ export type AppConfig = Pick<
   | 'trustProxy'
   | 'authFailuresPerMinute'
   | 'corsOrigins'
->;
+> &
+  Partial<Pick<Config, 'headersTimeoutMs' | 'requestTimeoutMs'>>;
 
 export interface AppOptions {
   config: AppConfig;
@@ -43,6 +45,8 @@ export interface AppOptions {
   logger?: FastifyBaseLogger;
   /** The resource modules to serve; all of them (src/modules/index.ts) unless given. */
   modules?: ApiModule[];
+  /** True while the process is shutting down: /readyz answers 503 so balancers route away. */
+  draining?: () => boolean;
 }
 
 export const BODY_LIMIT = 16 * 1024;
@@ -72,6 +76,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { config, database, counterStore } = options;
   const modules = options.modules ?? MODULES;
   const clock = options.clock ?? systemClock;
+
+  const headersTimeout = config.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS;
+  const requestTimeout = config.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
 
   const limiter = new RateLimiter(counterStore, config);
   const countByAddress = addressCounter(limiter, config.unauthenticatedPerMinute, clock);
@@ -108,14 +115,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         () => sendError(reply, fallback),
       );
     },
-    clientErrorHandler: (_error, socket) => {
-      // Requests Node's HTTP parser cannot read never reach Fastify; still answer in the Error shape.
-      if (!socket.writable) return socket.destroy();
-      const body = JSON.stringify(errorBody(new ApiError('bad_request')));
-      socket.end(
-        `HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\n` +
-          `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-      );
+    // Requests Node's HTTP parser cannot read (or that time out) never reach Fastify; answered in the Error shape.
+    clientErrorHandler,
+    // Whole-request bound (headers and body); Node answers its expiry through clientErrorHandler (408).
+    requestTimeout,
+    http: {
+      headersTimeout,
+      // Node checks both timeouts only this often (30 s by default), which would make them loose bounds.
+      connectionsCheckingInterval: Math.max(25, Math.min(1_000, Math.floor(headersTimeout / 4))),
+      // Node's own missing-Host answer is an empty 400; registerHostCheck answers in the Error shape instead.
+      requireHostHeader: false,
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -132,8 +141,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // 405s are derived from every /v1 route once all exist (onReady), answered where a 404 would be.
   derived.methods = deriveMethodNotAllowed(app, ROUTER_OPTIONS);
   registerErrorHandling(app, derived.methods.answer);
+  guardConnections(app.server);
   // Before access: a CORS preflight is answered without a key and without being counted.
   headers.register(app);
+  registerHostCheck(app, countByAddress);
   registerAccess(app, { database, limiter, clock, countByAddress, lockout });
 
   // Component schemas are registered once: routes reference them with $ref (see http/schemas.ts `ref`),
@@ -148,7 +159,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   for (const module of modules) {
     await app.register(module.routes, { prefix: '/v1', database, clock });
   }
-  await app.register(healthRoutes, { database, counterStore, registry });
+  await app.register(healthRoutes, { database, counterStore, registry, draining: options.draining });
   app.get('/v1/openapi.json', { config: { access: 'public' }, schema: { hide: true } }, () => app.swagger());
 
   return app;

@@ -44,7 +44,17 @@ export interface Config {
   redisTimeoutMs: number;
   /** Browser origins (exact, `https://app.example.com`) allowed to call the API through CORS; empty: none. */
   corsOrigins: string[];
+  /** After SIGTERM, how long /readyz answers 503 (so balancers route away) before the listener closes. */
+  drainSeconds: number;
+  /** How long a client may take to send a request's headers; then `408 request_timeout`. */
+  headersTimeoutMs: number;
+  /** How long a client may take to send a whole request (headers and body); then `408 request_timeout`. */
+  requestTimeoutMs: number;
 }
+
+/** The HTTP timeouts' defaults, for apps built without a full Config (tests, benchmarks). */
+export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 
 type Env = Record<string, string | undefined>;
 
@@ -132,6 +142,19 @@ function corsOrigins(env: Env): string[] {
   });
 }
 
+function httpTimeouts(env: Env): Pick<Config, 'headersTimeoutMs' | 'requestTimeoutMs'> {
+  const headersTimeoutMs = integer(env, 'HEADERS_TIMEOUT_MS', DEFAULT_HEADERS_TIMEOUT_MS, 50, 600_000);
+  const requestTimeoutMs = integer(env, 'REQUEST_TIMEOUT_MS', DEFAULT_REQUEST_TIMEOUT_MS, 50, 3_600_000);
+  // Node refuses to start a server whose header bound is longer than its whole-request bound.
+  if (headersTimeoutMs > requestTimeoutMs) {
+    throw new ConfigError(
+      'HEADERS_TIMEOUT_MS',
+      `must not exceed REQUEST_TIMEOUT_MS (${requestTimeoutMs}), got ${headersTimeoutMs}`,
+    );
+  }
+  return { headersTimeoutMs, requestTimeoutMs };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   return {
     port: integer(env, 'PORT', 3000, 0, 65535),
@@ -158,5 +181,7 @@ export function loadConfig(env: Env = process.env): Config {
     dbTimeoutMs: integer(env, 'DB_TIMEOUT_MS', 2000, 10, 60_000),
     redisTimeoutMs: integer(env, 'REDIS_TIMEOUT_MS', 50, 5, 10_000),
     corsOrigins: corsOrigins(env),
+    drainSeconds: integer(env, 'DRAIN_SECONDS', 5, 0, 300),
+    ...httpTimeouts(env),
   };
 }

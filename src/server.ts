@@ -1,7 +1,10 @@
 /**
- * Listens and shuts down; nothing else. SIGTERM/SIGINT stop accepting connections, let in-flight requests
- * finish, then close the pools, so a rolling restart loses no request.
+ * Listens and shuts down; nothing else. SIGTERM/SIGINT drain (DESIGN 4.6): /readyz answers 503 for
+ * DRAIN_SECONDS while everything is served, then the listener closes, every open connection is answered
+ * until it closes, and only then the pools close, so a rolling restart loses no request.
  */
+import { Server as NetServer } from 'node:net';
+import { setTimeout as delay } from 'node:timers/promises';
 import closeWithGrace from 'close-with-grace';
 import pino from 'pino';
 import { buildApp } from './app.js';
@@ -24,13 +27,23 @@ export function createLogger(config: Config): pino.Logger {
   );
 }
 
+/**
+ * After the listener closes, idle keep-alive connections are left open this long: a client may have
+ * written its next request already, and closing the socket under it would reset that request unanswered.
+ * Requests that arrive are answered with `Connection: close`; what is still idle at the deadline closes.
+ */
+export const CLOSE_GRACE_MS = 3_000;
+/** Beyond drain and grace, how long requests still in flight may take before the process gives up. */
+const IN_FLIGHT_MS = 10_000;
+
 export async function serve(config: Config): Promise<void> {
   const logger = createLogger(config);
   const database = await openDatabase(config);
   const { fresh } = await database.migrate();
   const installationId = await database.installationId();
   const counterStore = await createCounterStore(config, { installationId, logger });
-  const app = await buildApp({ config, database, counterStore, logger });
+  let draining = false;
+  const app = await buildApp({ config, database, counterStore, logger, draining: () => draining });
 
   const purge = setInterval(() => {
     const idempotency = database.repository(idempotencyRepository);
@@ -40,9 +53,8 @@ export async function serve(config: Config): Promise<void> {
   }, 3600_000);
   purge.unref();
 
-  // Node's server.close() closes the connections idle at that moment; one whose request was in flight would
-  // then stay open as keep-alive and hold the shutdown until close-with-grace's delay (exit 1). While stopping,
-  // answers say `Connection: close`, and connections that still turn idle are closed as they do.
+  // Once the listener is closed, every answer says `Connection: close`, so each kept-alive connection ends
+  // right after the next request it brings.
   let stopping = false;
   // Callback style: this runs for every response, and an async hook costs a promise each time.
   app.addHook('onSend', (_request, reply, payload, done) => {
@@ -50,13 +62,26 @@ export async function serve(config: Config): Promise<void> {
     done(null, payload);
   });
 
-  closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
+  const drainMs = config.drainSeconds * 1000;
+  closeWithGrace({ delay: drainMs + CLOSE_GRACE_MS + IN_FLIGHT_MS }, async ({ signal, err }) => {
     if (err) logger.error({ err }, 'shutting down after an error');
-    else logger.info({ signal }, 'shutting down');
-    stopping = true;
+    else logger.info({ signal, drainSeconds: config.drainSeconds }, 'shutting down: draining');
+    draining = true;
     clearInterval(purge);
-    const reap = setInterval(() => app.server.closeIdleConnections(), 100);
-    await app.close().finally(() => clearInterval(reap));
+    if (!err && drainMs > 0) await delay(drainMs);
+    stopping = true;
+    // net.Server's close stops listening only; http.Server's would also close the idle keep-alive
+    // connections at once, resetting requests their clients had already sent on them.
+    const allClosed = new Promise<void>((resolve) =>
+      NetServer.prototype.close.call(app.server, () => resolve()),
+    );
+    const graceOver = delay(CLOSE_GRACE_MS, undefined, { ref: false });
+    await Promise.race([allClosed, graceOver]);
+    // Grace deadline: connections still idle close; those with a request in flight end after its answer.
+    app.server.closeIdleConnections();
+    await allClosed;
+    logger.info('connections closed');
+    await app.close();
     await counterStore.close();
     await database.close();
     logger.flush();
@@ -68,11 +93,11 @@ export async function serve(config: Config): Promise<void> {
     { address: base, storage: database.kind, rateLimitStore: counterStore.kind, installationId },
     'listening',
   );
-  process.stderr.write(
-    `Pet Adoption Service listening on ${base} (storage: ${database.kind}, rate limits: ${counterStore.kind})\n`,
-  );
+  // One write, so that whoever waits for the announcement has the hint with it.
+  let announcement = `Pet Adoption Service listening on ${base} (storage: ${database.kind}, rate limits: ${counterStore.kind})\n`;
   if (fresh) {
     const hostPort = address.replace(/^https?:\/\//, '');
-    process.stderr.write(`${FIRST_KEY_HINT.replace('HOST:PORT', hostPort)}\n`);
+    announcement += `${FIRST_KEY_HINT.replace('HOST:PORT', hostPort)}\n`;
   }
+  process.stderr.write(announcement);
 }

@@ -17,7 +17,7 @@ import {
   sqliteMemory,
   type TestContext,
 } from './helpers.js';
-import { rawRequest, type RawResponse } from './support/raw-http.js';
+import { rawExchange, type RawAnswer } from './support/raw-http.js';
 
 /** Forms of one origin-form path the router may or may not match; none may be decided differently. */
 function targetForms(path: string): Record<string, string> {
@@ -60,10 +60,17 @@ function send(port: number, method: string, target: string, headers: Record<stri
   if (body !== undefined) {
     lines.push('Content-Type: application/json', `Content-Length: ${Buffer.byteLength(body)}`);
   }
-  return rawRequest(port, `${lines.join('\r\n')}\r\n\r\n${body ?? ''}`);
+  return rawExchange(port, `${lines.join('\r\n')}\r\n\r\n${body ?? ''}`).then((answer) => ({
+    ...answer,
+    // 0: the connection closed without a status line, which no assertion below accepts.
+    status: answer.status ?? 0,
+  }));
 }
 
-function assertErrorShape(res: RawResponse, label: string): void {
+function assertErrorShape(
+  res: Pick<RawAnswer, 'headers' | 'body'> & { status: number },
+  label: string,
+): void {
   assert.match(res.headers['content-type'] ?? '', /^application\/json\b/, `${label}: content-type`);
   const body = JSON.parse(res.body) as { code: unknown; message: unknown; status: unknown };
   assert.equal(body.status, res.status, `${label}: status field`);

@@ -4,58 +4,30 @@
  * `npm test` builds first; run `npm run build` before running this file alone.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Pet } from '../src/modules/pets/schemas.js';
-import { backends, PG_URL, REDIS_URL, uniqueName, type Backend } from './helpers.js';
-import { cli, CLI, killAll, ROOT, serve, waitForExit, type Server } from './support/processes.js';
+import { backends } from './helpers.js';
+import {
+  cli,
+  CLI,
+  environmentFor,
+  killAll,
+  ROOT,
+  serve,
+  waitForExit,
+  type Environment,
+  type Server,
+} from './support/processes.js';
 
 type ErrorBody = { code: string; message: string; status: number };
 
 const KEY_LINE = /^pas_[0-9A-Za-z]{38}$/;
 
-interface Environment {
-  env: Record<string, string>;
-  cleanup(): Promise<void>;
-}
-
-/** The server environment for a backend: a fresh database (and counter namespace) of its own. */
-async function environmentFor(backend: Backend): Promise<Environment> {
-  if (backend.name === 'sqlite+memory') {
-    const dir = mkdtempSync(join(tmpdir(), 'pet-adoption-e2e-'));
-    return {
-      env: { DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}` },
-      async cleanup() {
-        rmSync(dir, { recursive: true, force: true });
-      },
-    };
-  }
-  if (backend.name.startsWith('postgres')) {
-    const { postgresUrl, dropSchema } = await import('./support/postgres.js');
-    const { deleteKeys } = await import('./support/redis.js');
-    const schema = uniqueName('e2e');
-    const prefix = `${uniqueName('e2e')}:`;
-    return {
-      env: { DATABASE_URL: postgresUrl(schema), REDIS_URL, REDIS_PREFIX: prefix },
-      async cleanup() {
-        await dropSchema(schema);
-        await deleteKeys(REDIS_URL, prefix);
-      },
-    };
-  }
-  throw new Error(`e2e: no server environment for backend ${backend.name} (PG_URL ${PG_URL}); add one here`);
-}
-
-/**
- * Starts a server and lets any lines printed right after its announcement (the fresh-database hint)
- * arrive before the test looks at its stderr.
- */
+/** Starts a server; the first-key hint is written together with the announcement serve() waits for. */
 async function startServer(env: Record<string, string>): Promise<Server> {
-  const server = await serve('server', env);
-  await new Promise((resolve) => setTimeout(resolve, 200));
-  return server;
+  return serve('server', env);
 }
 
 async function api(

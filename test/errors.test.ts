@@ -14,7 +14,7 @@ import { categoryRepository } from '../src/modules/categories/repository.js';
 import { petRepository } from '../src/modules/pets/repository.js';
 import { backends, bearer, countPets, createTestContext, type TestContext } from './helpers.js';
 import { assertErrorShape, assertRateLimitHeaders, assertV1Error } from './support/assertions.js';
-import { faultyApp, type Fault, type FaultyApp } from './support/faults.js';
+import { failAfterPetInsert, faultyApp, type Fault, type FaultyApp } from './support/faults.js';
 
 for (const backend of await backends()) {
   describe(`errors [${backend.name}]`, () => {
@@ -393,25 +393,37 @@ for (const backend of await backends()) {
       );
     });
 
-    test('a failed write leaves nothing behind, and the service recovers when storage does', async () => {
+    test('a write failing inside its transaction, after the real insert, leaves nothing behind; the service recovers', async () => {
+      faulty.setFaults([]); // every repository method real: the fault is inside the transaction
       const before = await countPets(faulty.database);
-      faulty.setFaults([[petRepository, 'create', () => Promise.reject(new StorageUnavailableError())]]);
-      const failed = await faulty.app.inject({
-        method: 'POST',
-        url: '/v1/pets',
-        headers: bearer(faulty.key),
-        payload: { name: 'Rex', categoryId: 1 },
+      // With an Idempotency-Key the creation writes two rows (pet, idempotency record) in one transaction,
+      // on every backend; the fault strikes after the pet row is in, so only a rollback can keep it out.
+      const post = () =>
+        faulty.app.inject({
+          method: 'POST',
+          url: '/v1/pets',
+          headers: { ...bearer(faulty.key), 'idempotency-key': 'half-written' },
+          payload: { name: 'Rex', categoryId: 1 },
+        });
+      let inserted = 0;
+      const restore = failAfterPetInsert(faulty.database, () => {
+        inserted++;
+        return new StorageUnavailableError(new Error(secret));
       });
-      assert.equal(failed.statusCode, 503);
-      faulty.setFaults([]);
-      assert.equal(await countPets(faulty.database), before);
-      const ok = await faulty.app.inject({
-        method: 'POST',
-        url: '/v1/pets',
-        headers: bearer(faulty.key),
-        payload: { name: 'Rex', categoryId: 1 },
-      });
-      assert.equal(ok.statusCode, 201);
+      let failed: LightMyRequestResponse;
+      try {
+        failed = await post();
+      } finally {
+        restore();
+      }
+      assert.equal(inserted, 1, 'the fault struck after a real insert');
+      assertV1Error(failed, 503, 'service_unavailable', 'failed write');
+      assertNoLeak(failed, 'failed write');
+      assert.equal(await countPets(faulty.database), before, 'the inserted pet was rolled back');
+      // Nor was the idempotency record kept: the same key now creates, it does not replay.
+      const ok = await post();
+      assert.equal(ok.statusCode, 201, ok.body);
+      assert.equal(ok.headers['idempotent-replayed'], undefined);
       assert.equal(await countPets(faulty.database), before + 1);
     });
 

@@ -34,6 +34,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import { externalServicesAvailable, PG_URL, REDIS_URL, uniqueName } from './helpers.js';
 import { cli, CLI, killAll, serve, terminate, waitForExit, type Server } from './support/processes.js';
+import { TcpProxy } from './support/tcp-proxy.js';
 
 /** A SIGTERMed instance with nothing slow in flight must be gone well before close-with-grace's 10 s. */
 const PROMPT_EXIT_MS = 5_000;
@@ -180,126 +181,6 @@ async function eventually(what: string, withinMs: number, check: () => Promise<b
 async function withinOneMinute(needMs: number): Promise<void> {
   const left = 60_000 - (Date.now() % 60_000);
   if (left < needMs) await sleep(left + 250);
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// A TCP proxy to cut a store off without stopping the shared server.
-
-interface Link {
-  client: net.Socket;
-  upstream: net.Socket | undefined;
-  /** While frozen, bytes are held in both directions as a silent network would (nothing lost, nothing sent). */
-  frozen: boolean;
-  held: { toUpstream: Buffer[]; toClient: Buffer[] };
-}
-
-/**
- * `pass` forwards; `blackhole()` accepts new connections and never answers them while freezing the open
- * ones (a silent network); `refuse()` closes the port (connection refused); `dropAll()` cuts every open
- * connection. `restore()` goes back to forwarding on the same port; frozen links resume where they were.
- */
-class TcpProxy {
-  port = 0;
-  private server: net.Server | undefined;
-  private mode: 'pass' | 'blackhole' = 'pass';
-  private readonly links = new Set<Link>();
-
-  constructor(
-    private readonly target: { host: string; port: number },
-    private readonly label: string,
-  ) {}
-
-  async start(): Promise<this> {
-    const server = net.createServer((socket) => this.accept(socket));
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.port, '127.0.0.1', () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
-    this.port = (server.address() as net.AddressInfo).port;
-    this.server = server;
-    return this;
-  }
-
-  get connections(): number {
-    return this.links.size;
-  }
-
-  private accept(client: net.Socket): void {
-    client.setNoDelay(true);
-    const link: Link = { client, upstream: undefined, frozen: false, held: { toUpstream: [], toClient: [] } };
-    this.links.add(link);
-    client.on('error', () => {});
-    client.once('close', () => {
-      this.links.delete(link);
-      link.upstream?.destroy();
-    });
-    if (this.mode === 'blackhole') {
-      // Accepted, read, never answered: a connect that "succeeds" into nowhere.
-      link.frozen = true;
-      client.resume();
-      return;
-    }
-    const upstream = net.connect(this.target);
-    link.upstream = upstream;
-    upstream.setNoDelay(true);
-    upstream.on('error', () => {});
-    upstream.once('close', () => client.destroy());
-    client.on('data', (chunk: Buffer) => {
-      if (link.frozen) link.held.toUpstream.push(chunk);
-      else upstream.write(chunk);
-    });
-    upstream.on('data', (chunk: Buffer) => {
-      if (link.frozen) link.held.toClient.push(chunk);
-      else client.write(chunk);
-    });
-  }
-
-  dropAll(): void {
-    for (const link of this.links) {
-      link.client.destroy();
-      link.upstream?.destroy();
-    }
-    this.links.clear();
-  }
-
-  blackhole(): void {
-    this.mode = 'blackhole';
-    for (const link of this.links) link.frozen = true;
-  }
-
-  refuse(): void {
-    // close() stops listening at once; its callback would wait for open connections, so it is not awaited.
-    this.server?.close();
-    this.server = undefined;
-  }
-
-  async restore(): Promise<void> {
-    this.mode = 'pass';
-    for (const link of [...this.links]) {
-      if (!link.upstream) {
-        // Accepted while blackholed, never connected anywhere: the peer has long given up on it.
-        link.client.destroy();
-        this.links.delete(link);
-        continue;
-      }
-      link.frozen = false;
-      for (const chunk of link.held.toUpstream.splice(0)) link.upstream.write(chunk);
-      for (const chunk of link.held.toClient.splice(0)) link.client.write(chunk);
-    }
-    if (!this.server) await this.start();
-  }
-
-  close(): void {
-    this.refuse();
-    this.dropAll();
-  }
-
-  toString(): string {
-    return `${this.label} proxy 127.0.0.1:${this.port}`;
-  }
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -712,11 +593,13 @@ if (!available) {
       await sleep(300);
       const exit = waitForExit(c.child);
       c.child.kill('SIGTERM');
-      await sleep(500);
+      // The listener closing is the event that says the SIGTERM was handled.
+      await eventually('the listener closes', 5_000, async () => {
+        return (await connectOutcome(Number(port))) === 'ECONNREFUSED';
+      });
       assert.equal(c.child.exitCode, null, 'still running while a request is in flight');
-      assert.equal(await connectOutcome(Number(port)), 'ECONNREFUSED', 'no new connections once stopping');
       socket.write(body.slice(half));
-      await Promise.race([closed, sleep(5_000)]);
+      await closed;
       const [head = '', text = ''] = raw.split('\r\n\r\n');
       assert.match(head, /^HTTP\/1\.1 201 /, raw);
       assert.match(head, /^connection: close$/im, 'the connection is not kept alive by a stopping instance');

@@ -71,4 +71,21 @@ describe('TurnBatch', () => {
       assert.equal((outcome as PromiseRejectedResult).reason.message, 'unavailable: commit failed');
     }
   });
+  test('a batch that returns more or fewer outcomes than callers fails every caller', async () => {
+    for (const [label, run] of [
+      ['fewer, synchronous', (inputs: number[]) => inputs.slice(1).map((value) => ({ value }))],
+      ['more, synchronous', (inputs: number[]) => [...inputs, 0].map((value) => ({ value }))],
+      [
+        'fewer, asynchronous',
+        (inputs: number[]) => Promise.resolve(inputs.slice(1).map((value) => ({ value }))),
+      ],
+    ] as const) {
+      const batch = new TurnBatch<number, number>(run);
+      const settled = await Promise.allSettled([batch.add(1), batch.add(2), batch.add(3)]);
+      for (const outcome of settled) {
+        assert.equal(outcome.status, 'rejected', `${label}: ${JSON.stringify(outcome)}`);
+        assert.match(String((outcome as PromiseRejectedResult).reason), /outcomes for 3 callers/, label);
+      }
+    }
+  });
 });

@@ -9,6 +9,7 @@ export async function openDatabase(
   if (config.databaseUrl.startsWith('sqlite:')) {
     return new SqliteDatabase(config.databaseUrl.slice('sqlite:'.length), {
       synchronous: config.sqliteSynchronous,
+      timeoutMs: config.dbTimeoutMs,
     });
   }
   const { PostgresDatabase } = await import('./postgres.js');

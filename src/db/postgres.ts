@@ -9,6 +9,7 @@ import {
   type RepositoryFactory,
 } from './database.js';
 import { pendingMigrations } from './migrations.js';
+import { isUnavailable, translatePostgresError } from './postgres-errors.js';
 
 /** Our own URL parameter naming the schema; PostgreSQL would reject it as an unknown startup option. */
 const SCHEMA_PARAM = 'schema';
@@ -35,87 +36,12 @@ const TYPES: CustomTypesConfig = {
       : pg.types.getTypeParser(oid, format)) as CustomTypesConfig['getTypeParser'],
 };
 
-const NODE_UNAVAILABLE_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EPIPE',
-  'EHOSTUNREACH',
-  'EHOSTDOWN',
-  'ENETUNREACH',
-  'ENETDOWN',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'ECONNABORTED',
-]);
-
-/**
- * SQLSTATEs meaning "the database cannot serve this right now": retrying later may succeed, so the API
- * answers 503 rather than 500. Authentication and missing-database errors are included because, seen from a
- * request, the database is just as unreachable (the cause keeps the detail for the logs).
- */
-function isUnavailableSqlState(code: string): boolean {
-  return (
-    code.startsWith('08') || // connection exception
-    code.startsWith('53') || // insufficient resources (too many connections, out of memory, disk full)
-    code.startsWith('28') || // invalid authorization
-    code === '57014' || // query_canceled: statement_timeout fired
-    code === '57P01' || // admin_shutdown
-    code === '57P02' || // crash_shutdown
-    code === '57P03' || // cannot_connect_now (starting up, in recovery)
-    code === '57P05' || // idle_session_timeout
-    code === '55P03' || // lock_not_available
-    code === '40001' || // serialization_failure
-    code === '40P01' || // deadlock_detected
-    code === '3D000' // invalid_catalog_name: database does not exist
-  );
-}
-
-/** pg reports pool and socket trouble with plain messages, not codes. */
-const UNAVAILABLE_MESSAGES = [
-  'timeout exceeded when trying to connect', // pool: no free connection in time
-  'timeout expired', // client: connect did not complete in time
-  'connection terminated',
-  'query read timeout',
-  'connection timeout',
-  'not queryable',
-  'cannot use a pool after calling end',
-];
-
-function isUnavailable(error: unknown, depth = 0): boolean {
-  if (depth > 4 || typeof error !== 'object' || error === null) return false;
-  const { code, message, errors, cause } = error as {
-    code?: unknown;
-    message?: unknown;
-    errors?: unknown;
-    cause?: unknown;
-  };
-  if (typeof code === 'string') {
-    if (NODE_UNAVAILABLE_CODES.has(code)) return true;
-    if (/^[0-9A-Z]{5}$/.test(code) && isUnavailableSqlState(code)) return true;
-  }
-  if (typeof message === 'string') {
-    const lower = message.toLowerCase();
-    if (UNAVAILABLE_MESSAGES.some((m) => lower.includes(m))) return true;
-  }
-  // Node's happy-eyeballs connect reports every attempted address in an AggregateError.
-  if (Array.isArray(errors) && errors.some((e) => isUnavailable(e, depth + 1))) return true;
-  return isUnavailable(cause, depth + 1);
-}
-
-export function translatePostgresError(error: unknown): unknown {
-  return error instanceof StorageUnavailableError || !isUnavailable(error)
-    ? error
-    : new StorageUnavailableError(error);
-}
-
-export function sqlState(error: unknown): string | undefined {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' ? code : undefined;
-}
-
 /** Errors on connections we are not currently awaiting are reported by the next query; never crash. */
 const ignoreError = (): void => {};
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}
 
 interface ParsedUrl {
   connectionString: string;
@@ -148,10 +74,19 @@ function parseUrl(url: string): ParsedUrl {
   return { connectionString: parsed.toString(), schema, options };
 }
 
+/** A database call ran out of its DB_TIMEOUT_MS budget (waiting for a connection, connecting and querying). */
+export class StorageTimeoutError extends Error {
+  constructor(readonly timeoutMs: number) {
+    super(`the database did not answer within ${timeoutMs} ms`);
+    this.name = 'StorageTimeoutError';
+  }
+}
+
 /**
- * PostgreSQL through a bounded `pg` pool. Every request-path query is bounded three ways: waiting for a
- * connection (connectionTimeoutMillis), server-side execution (statement_timeout) and, as a backstop for a
- * silent network, the client-side read (query_timeout). All of them surface as StorageUnavailableError.
+ * PostgreSQL through a bounded `pg` pool. Every request-path call has one budget, `timeoutMs`, for all of
+ * its phases together: waiting for a pool slot, connecting, and every query of it (see withClient), so a
+ * silent database answers StorageUnavailableError after `timeoutMs`, not after the sum of per-phase limits.
+ * statement_timeout stays as well, so the server stops work whose client has given up.
  *
  * `?schema=NAME` in the URL confines every connection to that schema, so several deployments (or test runs)
  * can share one database.
@@ -161,6 +96,9 @@ export class PostgresDatabase implements Database {
   private readonly pool: pg.Pool;
   private readonly clientConfig: ClientConfig;
   private readonly schema: string | undefined;
+  private readonly timeoutMs: number;
+  /** Connections whose rollback failed: their state is unknown, so they are destroyed, not reused. */
+  private readonly inDoubt = new WeakSet<PoolClient>();
   private closed: Promise<void> | undefined;
   private installation: string | undefined;
   private readonly repositories = new RepositoryCache<PostgresDatabase>(this, (factory, db) =>
@@ -170,13 +108,14 @@ export class PostgresDatabase implements Database {
   constructor(url: string, options: { poolSize: number; timeoutMs: number }) {
     const parsed = parseUrl(url);
     this.schema = parsed.schema;
+    this.timeoutMs = options.timeoutMs;
     this.clientConfig = {
       connectionString: parsed.connectionString,
       ...(parsed.options === undefined ? {} : { options: parsed.options }),
+      // Bounds the admin connection's connect; for pool calls withClient's budget is the bound, this only
+      // keeps the pool from holding waiters and half-open connects longer than anyone waits for them.
       connectionTimeoutMillis: options.timeoutMs,
       statement_timeout: options.timeoutMs,
-      // The server cancels at statement_timeout and tells us; this only fires when it cannot (network gone).
-      query_timeout: options.timeoutMs + 1_000,
       // A process that dies mid-transaction must not hold row or advisory locks for long.
       idle_in_transaction_session_timeout: Math.max(10_000, options.timeoutMs * 5),
       keepAlive: true,
@@ -189,59 +128,94 @@ export class PostgresDatabase implements Database {
     this.pool.on('error', ignoreError);
   }
 
-  async query<R extends QueryResultRow>(config: QueryConfig): Promise<R[]> {
-    try {
-      return (await this.pool.query<R>(config)).rows;
-    } catch (error) {
-      throw translatePostgresError(error);
-    }
+  query<R extends QueryResultRow>(config: QueryConfig): Promise<R[]> {
+    return this.withClient(async (client) => (await client.query<R>(config)).rows);
   }
 
-  async execute(config: QueryConfig): Promise<number> {
-    try {
-      return (await this.pool.query(config)).rowCount ?? 0;
-    } catch (error) {
-      throw translatePostgresError(error);
-    }
+  execute(config: QueryConfig): Promise<number> {
+    return this.withClient(async (client) => (await client.query(config)).rowCount ?? 0);
   }
 
   /** Runs fn in a transaction on one pooled connection; commits when it returns, rolls back when it throws. */
-  async transaction<T>(fn: (client: PoolClient) => Promise<T>): Promise<T> {
-    let client: PoolClient;
-    try {
-      client = await this.pool.connect();
-    } catch (error) {
-      throw translatePostgresError(error);
-    }
-    // pg-pool removes its error listener while a connection is checked out; a connection dropped between
-    // two of our queries would otherwise emit an unhandled 'error'. The failing query reports it anyway.
-    client.on('error', ignoreError);
-    let broken: Error | undefined;
-    try {
+  transaction<T>(fn: (client: PoolClient) => Promise<T>): Promise<T> {
+    return this.withClient(async (client) => {
       await client.query('BEGIN');
-      const result = await fn(client);
-      await client.query('COMMIT');
-      return result;
-    } catch (error) {
-      broken = await this.rollback(client, error);
-      throw translatePostgresError(error);
-    } finally {
-      client.off('error', ignoreError);
-      // Passing an error makes the pool destroy the connection instead of reusing one in an unknown state.
-      client.release(broken);
-    }
+      try {
+        const result = await fn(client);
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        // A lost or timed-out connection cannot roll back; withClient discards it and the server aborts
+        // the transaction when the connection goes.
+        if (!isUnavailable(error)) {
+          try {
+            await client.query('ROLLBACK');
+          } catch {
+            this.inDoubt.add(client);
+          }
+        }
+        throw error;
+      }
+    });
   }
 
-  /** Returns an error when the connection must be discarded. */
-  private async rollback(client: PoolClient, error: unknown): Promise<Error | undefined> {
-    // A lost or timed-out connection cannot roll back; the server aborts the transaction when it goes.
-    if (isUnavailable(error)) return error instanceof Error ? error : new Error(String(error));
-    try {
-      await client.query('ROLLBACK');
-      return undefined;
-    } catch (rollbackError) {
-      return rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
-    }
+  /**
+   * Runs fn on a pooled connection within one budget of `timeoutMs` from the call, whatever phase it is in
+   * (waiting for a slot, connecting, a query, a rollback). When the budget runs out the caller gets
+   * StorageUnavailableError(StorageTimeoutError) at once, and a connection that was in use is destroyed, not
+   * returned: it may still carry the unanswered query or an open transaction. A connection that arrives
+   * after the caller has gone is returned unused. Any error that leaves the connection in doubt (network,
+   * timeout, failed rollback) also discards it.
+   */
+  private withClient<T>(fn: (client: PoolClient) => Promise<T>): Promise<T> {
+    let expired = false;
+    let client: PoolClient | undefined;
+    const release = (error?: Error): void => {
+      if (!client) return;
+      // pg-pool removes its error listener while a connection is checked out; a connection dropped between
+      // two of our queries would otherwise emit an unhandled 'error'. The failing query reports it anyway.
+      client.off('error', ignoreError);
+      // Passing an error makes the pool destroy the connection (pg destroys the socket of a busy one).
+      client.release(error);
+      client = undefined;
+    };
+    const work = (async (): Promise<T> => {
+      const connected = await this.pool.connect();
+      if (expired) {
+        connected.release();
+        throw new StorageTimeoutError(this.timeoutMs);
+      }
+      client = connected;
+      client.on('error', ignoreError);
+      try {
+        const result = await fn(connected);
+        release();
+        return result;
+      } catch (error) {
+        // A plain SQL error (constraint, bad input) leaves the connection idle and usable.
+        release(isUnavailable(error) || this.inDoubt.has(connected) ? asError(error) : undefined);
+        throw error;
+      }
+    })();
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        expired = true;
+        const timeout = new StorageTimeoutError(this.timeoutMs);
+        release(timeout);
+        reject(new StorageUnavailableError(timeout));
+      }, this.timeoutMs);
+    });
+    return Promise.race([work, deadline]).then(
+      (result) => {
+        clearTimeout(timer);
+        return result;
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        throw translatePostgresError(error);
+      },
+    );
   }
 
   /**

@@ -29,6 +29,27 @@ export function wrap<T>(fn: () => T): Promise<T> {
   }
 }
 
+function isBusy(error: unknown): boolean {
+  return ((error as { code?: string } | null)?.code ?? '').startsWith('SQLITE_BUSY');
+}
+
+/**
+ * How long one attempt at a write waits for another connection's write lock inside SQLite (busy_timeout).
+ * The wait blocks the event loop, so it is kept to a few milliseconds; longer waits happen between attempts
+ * (see withWriteLock), with the loop free.
+ */
+export const SQLITE_BUSY_WAIT_MS = 5;
+/** Pauses between attempts while another process holds the write lock: short first, then capped. */
+const BUSY_BACKOFF_MS = [1, 2, 5, 10, 20, 50];
+/** The lock wait while opening the database and migrating, which happens once, before serving. */
+const STARTUP_BUSY_WAIT_MS = 5_000;
+
+/** Test seams for fault injection; empty in production. */
+export interface SqliteHooks {
+  /** Called each time a write finds the write lock held by another connection and will try again. */
+  onBusy?: (attempt: number) => void;
+}
+
 /**
  * SQLite through better-sqlite3: WAL journal (readers never wait for the writer), foreign keys on,
  * every statement prepared once by the repositories. `synchronous=NORMAL` keeps commits durable across a
@@ -41,21 +62,30 @@ export class SqliteDatabase implements Database {
   readonly kind = 'sqlite' as const;
   /** The connection; repositories prepare their statements on it. */
   readonly db: BetterSqlite3.Database;
+  readonly hooks: SqliteHooks = {};
+  private readonly timeoutMs: number;
   private fresh = false;
   private installation: string | undefined;
   private readonly repositories = new RepositoryCache<SqliteDatabase>(this, (factory, db) =>
     factory.sqlite(db),
   );
 
-  constructor(path: string, options: { synchronous: 'normal' | 'full' } = { synchronous: 'normal' }) {
+  /**
+   * @param options.timeoutMs how long a write keeps trying while another connection (a CLI command, a second
+   *   instance) holds the write lock, before it fails with StorageUnavailableError (DB_TIMEOUT_MS).
+   */
+  constructor(path: string, options: { synchronous?: 'normal' | 'full'; timeoutMs?: number } = {}) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    this.timeoutMs = options.timeoutMs ?? 2_000;
     this.db = new BetterSqlite3(path);
     try {
+      // Opening and migrating may wait for another process's migration, before anything else runs.
+      this.db.pragma(`busy_timeout = ${STARTUP_BUSY_WAIT_MS}`);
       this.db.pragma('journal_mode = WAL');
       this.db.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
       this.db.pragma('foreign_keys = ON');
-      this.db.pragma('busy_timeout = 5000');
       this.runMigrations();
+      this.db.pragma(`busy_timeout = ${SQLITE_BUSY_WAIT_MS}`);
     } catch (error) {
       this.db.close();
       throw translateSqliteError(error);
@@ -88,10 +118,64 @@ export class SqliteDatabase implements Database {
   }
 
   migrate(): Promise<{ fresh: boolean }> {
-    return wrap(() => {
+    return this.write(() => {
       this.runMigrations();
       return { fresh: this.fresh };
     });
+  }
+
+  /**
+   * Runs a write (one transaction or one statement: all or nothing) now, or, when another connection holds
+   * the write lock (SQLITE_BUSY), again after short pauses with the event loop free, until `timeoutMs` has
+   * passed since the first attempt; then the SQLITE_BUSY goes to the caller (a 503). Each attempt blocks
+   * the loop for at most SQLITE_BUSY_WAIT_MS. When the first attempt succeeds the result is synchronous.
+   * Writes should take the lock up front (`transaction.immediate`), so a busy database is found before
+   * anything is read, where a retry of the whole is safe.
+   */
+  withWriteLock<T>(fn: () => T): T | Promise<T> {
+    try {
+      return fn();
+    } catch (error) {
+      if (!isBusy(error)) throw error;
+      return this.retryWhileBusy(fn, error);
+    }
+  }
+
+  private retryWhileBusy<T>(fn: () => T, firstError: unknown): Promise<T> {
+    const giveUpAt = performance.now() + this.timeoutMs;
+    let attempt = 0;
+    return new Promise((resolve, reject) => {
+      const retry = (error: unknown): void => {
+        const left = giveUpAt - performance.now();
+        if (left <= 0 || !this.db.open) {
+          reject(error);
+          return;
+        }
+        const pause = Math.min(BUSY_BACKOFF_MS[Math.min(attempt, BUSY_BACKOFF_MS.length - 1)]!, left);
+        attempt++;
+        this.hooks.onBusy?.(attempt);
+        setTimeout(() => {
+          try {
+            resolve(fn());
+          } catch (next) {
+            if (isBusy(next)) retry(next);
+            else reject(next);
+          }
+        }, pause);
+      };
+      retry(firstError);
+    });
+  }
+
+  /** A write that waits (off the event loop, within timeoutMs) for another connection's write lock. */
+  write<T>(fn: () => T): Promise<T> {
+    try {
+      return Promise.resolve(this.withWriteLock(fn)).catch((error: unknown) => {
+        throw translateSqliteError(error);
+      });
+    } catch (error) {
+      return Promise.reject(translateSqliteError(error));
+    }
   }
 
   repository<R>(factory: RepositoryFactory<R>): R {

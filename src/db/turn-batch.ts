@@ -55,6 +55,16 @@ export class TurnBatch<In, Out> {
       for (const call of batch) call.reject(this.translate(error));
     };
     const answer = (outcomes: Settled<Out>[]): void => {
+      // A run that lost or invented an outcome would leave a caller hanging or answer one with another's
+      // result: that is a bug, and every caller of the batch fails with it rather than guess.
+      if (!Array.isArray(outcomes) || outcomes.length !== batch.length) {
+        fail(
+          new Error(
+            `batch returned ${Array.isArray(outcomes) ? outcomes.length : 'no'} outcomes for ${batch.length} callers`,
+          ),
+        );
+        return;
+      }
       batch.forEach((call, i) => {
         const outcome = outcomes[i]!;
         if ('error' in outcome) call.reject(this.translate(outcome.error));

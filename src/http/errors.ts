@@ -24,6 +24,10 @@ export const errorCatalogue = {
     status: 409,
     message: 'A request with this Idempotency-Key is still being processed; retry shortly.',
   },
+  request_timeout: {
+    status: 408,
+    message: 'The request was not received in time. Send the headers and body without pausing.',
+  },
   gone: { status: 410, message: 'This operation has been removed. Use GET /v1/pets with the status filter.' },
   payload_too_large: { status: 413, message: 'The request body is larger than 16 KiB.' },
   unsupported_media_type: { status: 415, message: 'The request body must be application/json.' },
@@ -45,6 +49,7 @@ export const errorCatalogue = {
     message:
       'Too many invalid API keys from this address: every request carrying a key is refused until the minute ends. Retry after the time in Retry-After.',
   },
+  headers_too_large: { status: 431, message: 'The request headers are too large.' },
   internal_error: { status: 500, message: 'An internal error occurred.' },
   service_unavailable: {
     status: 503,

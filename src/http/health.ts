@@ -6,7 +6,7 @@ import type { CounterStore } from '../ratelimit/store.js';
 
 const Health = Type.Object({ status: Type.String() });
 const Readiness = Type.Object({
-  status: Type.String({ description: '`ready` or `unavailable`.' }),
+  status: Type.String({ description: '`ready`, `unavailable`, or `draining` while shutting down.' }),
   storage: Type.String({ description: '`ok` or `unavailable`.' }),
   rateLimitStore: Type.String({
     description: '`memory`, `redis`, or `memory-fallback` while Redis is unreachable.',
@@ -17,12 +17,14 @@ export interface HealthRoutesOptions {
   database: Database;
   counterStore: CounterStore;
   registry: Registry;
+  /** True once shutdown has begun: not ready, though still serving. */
+  draining?: () => boolean;
 }
 
 /** Operational endpoints, outside /v1 and outside authentication. */
 export const healthRoutes: FastifyPluginAsyncTypebox<HealthRoutesOptions> = async (
   app,
-  { database, counterStore, registry },
+  { database, counterStore, registry, draining },
 ) => {
   const hidden = { hide: true, tags: ['operations'] };
   const config = { access: 'operations' } as const;
@@ -42,8 +44,10 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthRoutesOptions> = asyn
       const rateLimitStore =
         counterStore.kind === 'memory' ? 'memory' : counterStore.healthy() ? 'redis' : 'memory-fallback';
       // A Redis outage degrades but does not stop the service (counters fall back to memory), so it stays ready.
-      return reply.code(storageOk ? 200 : 503).send({
-        status: storageOk ? 'ready' : 'unavailable',
+      // Shutting down: balancers stop sending new work, while requests that still come are served.
+      const ready = storageOk && !draining?.();
+      return reply.code(ready ? 200 : 503).send({
+        status: ready ? 'ready' : storageOk ? 'draining' : 'unavailable',
         storage: storageOk ? 'ok' : 'unavailable',
         rateLimitStore,
       });

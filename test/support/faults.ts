@@ -1,13 +1,17 @@
 /**
- * The one fault-injecting database for tests: an app over a real database whose repository methods (or the
- * database's own, e.g. `ping`) can be made to fail, looked up on every call. Fault injection, not a mock:
- * every call that is not faulted reaches the real database.
+ * The one fault injection for tests: an app over a real database whose repository methods (or the
+ * database's own, e.g. `ping`) can be made to fail, looked up on every call, and faults inside a real write
+ * transaction, after its real insert, where a failure must roll back. Fault injection, not a mock: every
+ * call that is not faulted reaches the real database.
  */
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import type { Database, RepositoryFactory } from '../../src/db/database.js';
 import { mintKey } from '../../src/modules/accounts/mint.js';
 import { accountRepository } from '../../src/modules/accounts/repository.js';
+import { petRepository } from '../../src/modules/pets/repository.js';
+import type { PostgresPetRepository } from '../../src/modules/pets/repository.postgres.js';
+import type { SqlitePetRepository } from '../../src/modules/pets/repository.sqlite.js';
 import { defaultTestConfig, TestClock, type Backend } from '../helpers.js';
 
 /** What to break: a repository (by its factory) or the database itself, and the method name. */
@@ -78,5 +82,20 @@ export async function faultyApp(backend: Backend, faults: Fault[] = []): Promise
       await counterStore.close();
       await database.close();
     },
+  };
+}
+
+/**
+ * Makes the next pet creations of `database` fail inside their write transaction, after the pet row has
+ * really been inserted (on PostgreSQL the transactional path is the one with an Idempotency-Key), until the
+ * returned function is called. The app over `database` (or a faultyApp's) uses the same repository instance.
+ */
+export function failAfterPetInsert(database: Database, error: () => Error): () => void {
+  const { hooks } = database.repository(petRepository) as SqlitePetRepository | PostgresPetRepository;
+  hooks.afterInsert = () => {
+    throw error();
+  };
+  return () => {
+    delete hooks.afterInsert;
   };
 }

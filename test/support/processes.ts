@@ -4,9 +4,12 @@
  * `npm test` builds first; run `npm run build` before running a file that uses these alone.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { PG_URL, REDIS_URL, uniqueName, type Backend } from '../helpers.js';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const CLI = join(ROOT, 'dist', 'cli.js');
@@ -18,7 +21,8 @@ const EXIT_TIMEOUT_MS = 15_000;
 const children = new Set<ChildProcess>();
 
 export function baseEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'warn', ...extra };
+  // No drain period unless a test asks for one: a SIGTERMed server stops listening at once.
+  const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'warn', DRAIN_SECONDS: '0', ...extra };
   // Whatever the developer's shell exports must not leak into the service under test.
   for (const name of [
     'PORT',
@@ -34,6 +38,8 @@ export function baseEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
     'BAN_THRESHOLD_FACTOR',
     'UNAUTHENTICATED_PER_MINUTE',
     'AUTH_FAILURES_PER_MINUTE',
+    'HEADERS_TIMEOUT_MS',
+    'REQUEST_TIMEOUT_MS',
   ]) {
     if (!(name in extra)) delete env[name];
   }
@@ -66,8 +72,12 @@ export interface CliResult extends Exit {
   stderr: string;
 }
 
-/** Runs a CLI command to completion. */
-export async function cli(args: string[], env: Record<string, string>): Promise<CliResult> {
+/** Runs a CLI command to completion (`timeoutMs` only bounds a hang; the benchmark seeds a million pets). */
+export async function cli(
+  args: string[],
+  env: Record<string, string>,
+  timeoutMs = 30_000,
+): Promise<CliResult> {
   const child = spawn(process.execPath, [CLI, ...args], {
     env: baseEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -79,7 +89,7 @@ export async function cli(args: string[], env: Record<string, string>): Promise<
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
   try {
-    const exit = await waitForExit(child, 30_000);
+    const exit = await waitForExit(child, timeoutMs);
     await closed;
     return { ...exit, stdout, stderr };
   } finally {
@@ -99,21 +109,36 @@ export interface Server {
   output(): string;
 }
 
+export interface ServeOptions {
+  /** Node arguments to run instead of `dist/cli.js serve` (flags, a script, its arguments); it must announce
+   * itself the same way. The benchmark starts its reference servers and a profiled service this way. */
+  argv?: string[];
+  /** Append stdout (the log) to this file instead of reading it through a pipe, so a server logging every
+   * request under load costs this process nothing. */
+  logFile?: string;
+}
+
 /**
  * Starts `pet-adoption serve` and waits for its `listening on` line on stderr. PORT=0 lets the kernel
  * pick a free port (no probe-then-bind race); the announced address says which.
  */
-export async function serve(name: string, env: Record<string, string>): Promise<Server> {
-  const child = spawn(process.execPath, [CLI, 'serve'], {
+export async function serve(
+  name: string,
+  env: Record<string, string>,
+  options: ServeOptions = {},
+): Promise<Server> {
+  const logFd = options.logFile === undefined ? undefined : openSync(options.logFile, 'a');
+  const child = spawn(process.execPath, options.argv ?? [CLI, 'serve'], {
     env: baseEnv({ PORT: '0', HOST: '127.0.0.1', ...env }),
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', logFd ?? 'pipe', 'pipe'],
   });
+  if (logFd !== undefined) closeSync(logFd);
   children.add(child);
   child.once('exit', () => children.delete(child));
   let stderr = '';
   let stdout = '';
   // The log goes to stdout; keep reading it so a full pipe never blocks the server.
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout = (stdout + chunk).slice(-20_000)));
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout = (stdout + chunk).slice(-20_000)));
   const base = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(
       () => reject(new Error(`${name} did not announce itself: ${stderr}`)),
@@ -159,4 +184,36 @@ export async function killAll(): Promise<void> {
       await waitForExit(child).catch(() => undefined);
     }),
   );
+}
+
+export interface Environment {
+  env: Record<string, string>;
+  cleanup(): Promise<void>;
+}
+
+/** The server environment for a backend: a fresh database (and counter namespace) of its own. */
+export async function environmentFor(backend: Backend): Promise<Environment> {
+  if (backend.name === 'sqlite+memory') {
+    const dir = mkdtempSync(join(tmpdir(), 'pet-adoption-e2e-'));
+    return {
+      env: { DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}` },
+      async cleanup() {
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  }
+  if (backend.name.startsWith('postgres')) {
+    const { postgresUrl, dropSchema } = await import('./postgres.js');
+    const { deleteKeys } = await import('./redis.js');
+    const schema = uniqueName('e2e');
+    const prefix = `${uniqueName('e2e')}:`;
+    return {
+      env: { DATABASE_URL: postgresUrl(schema), REDIS_URL, REDIS_PREFIX: prefix },
+      async cleanup() {
+        await dropSchema(schema);
+        await deleteKeys(REDIS_URL, prefix);
+      },
+    };
+  }
+  throw new Error(`e2e: no server environment for backend ${backend.name} (PG_URL ${PG_URL}); add one here`);
 }

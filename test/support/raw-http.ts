@@ -1,53 +1,76 @@
 /**
- * Raw HTTP/1.1 over a socket, for what app.inject and fetch cannot send: odd request targets
- * (absolute-form, `//v1/…`, dot segments), malformed request lines, missing Host, slow senders.
+ * Raw HTTP over a plain TCP socket, for what fetch and node:http will not send: malformed request lines,
+ * missing Host, HTTP/0.9, CONNECT, trickled headers and bodies. Waits on the socket's events only.
  */
 import net from 'node:net';
 
-export interface RawResponse {
-  /** 0 when the connection closed without a parsable status line. */
-  status: number;
-  /** Lower-cased names; the last value wins for repeated headers. */
+export interface RawAnswer {
+  /** Everything the server wrote before closing. */
+  raw: string;
+  status: number | undefined;
   headers: Record<string, string>;
   body: string;
-  /** Everything the server sent. */
-  raw: string;
+  /** The socket ended because the server closed it (not because of `withinMs`). */
+  closedByServer: boolean;
+  /** A socket error (e.g. ECONNRESET) seen before the close. */
+  error: string | undefined;
 }
 
-/** Parses the first response in `raw` (headers and, when Content-Length is known, its body). */
-export function parseResponse(raw: string): RawResponse {
-  const end = raw.indexOf('\r\n\r\n');
-  const head = end === -1 ? raw : raw.slice(0, end);
+export interface RawOptions {
+  /** Further pieces to send, one every `gapMs`: the pace of a slow client, not a wait for anything. */
+  trickle?: { pieces: string[]; gapMs: number };
+  /** Guard only: a server that neither answers nor closes fails the test instead of stalling it. */
+  withinMs?: number;
+}
+
+export function parseRaw(raw: string): Pick<RawAnswer, 'status' | 'headers' | 'body'> {
+  const split = raw.indexOf('\r\n\r\n');
+  const head = split === -1 ? raw : raw.slice(0, split);
   const [statusLine = '', ...lines] = head.split('\r\n');
-  const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(statusLine)?.[1] ?? 0);
+  const status = /^HTTP\/1\.[01] (\d{3})/.exec(statusLine)?.[1];
   const headers: Record<string, string> = {};
   for (const line of lines) {
     const colon = line.indexOf(':');
     if (colon > 0) headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
   }
-  let body = end === -1 ? '' : raw.slice(end + 4);
-  const length = Number(headers['content-length']);
-  if (Number.isInteger(length)) body = Buffer.from(body).subarray(0, length).toString();
-  return { status, headers, body, raw };
+  return {
+    status: status ? Number(status) : undefined,
+    headers,
+    body: split === -1 ? '' : raw.slice(split + 4),
+  };
 }
 
 /**
- * Writes `request` as is and resolves with what came back once the server closes the connection (send
- * `Connection: close`) or `timeoutMs` passes; a bound only so a hang fails the test instead of stalling it.
+ * Connects, writes `request` (and any trickled pieces, paced by a timer as a slow client would), and
+ * resolves when the server closes the connection.
  */
-export function rawRequest(port: number, request: string | Buffer, timeoutMs = 5_000): Promise<RawResponse> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(port, '127.0.0.1', () => socket.write(request));
-    const chunks: Buffer[] = [];
-    const timer = setTimeout(() => {
+export function rawExchange(port: number, request: string, options: RawOptions = {}): Promise<RawAnswer> {
+  const withinMs = options.withinMs ?? 10_000;
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    let raw = '';
+    let error: string | undefined;
+    let pacing: NodeJS.Timeout | undefined;
+    const guard = setTimeout(() => finish(false), withinMs);
+    const finish = (closedByServer: boolean): void => {
+      clearTimeout(guard);
+      clearInterval(pacing);
       socket.destroy();
-      reject(new Error(`no complete answer within ${timeoutMs} ms: ${Buffer.concat(chunks).toString()}`));
-    }, timeoutMs);
-    socket.on('data', (chunk) => chunks.push(chunk));
-    socket.on('error', () => {});
-    socket.on('close', () => {
-      clearTimeout(timer);
-      resolve(parseResponse(Buffer.concat(chunks).toString()));
+      resolve({ raw, ...parseRaw(raw), closedByServer, error });
+    };
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk: string) => (raw += chunk));
+    socket.on('error', (e: NodeJS.ErrnoException) => (error = e.code ?? e.message));
+    socket.on('close', () => finish(true));
+    socket.once('connect', () => {
+      socket.write(request);
+      const pieces = [...(options.trickle?.pieces ?? [])];
+      if (pieces.length === 0) return;
+      pacing = setInterval(() => {
+        const piece = pieces.shift();
+        if (piece === undefined || socket.destroyed) return clearInterval(pacing);
+        socket.write(piece);
+      }, options.trickle!.gapMs);
     });
   });
 }

@@ -1,5 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import { wrap, type SqliteDatabase } from '../../db/sqlite.js';
+import type { SqliteDatabase } from '../../db/sqlite.js';
 import type { Idempotent, IdempotencyInput, Recorded } from './index.js';
 import type { IdempotencyRepository } from './repository.js';
 
@@ -15,7 +15,8 @@ export class SqliteIdempotency implements IdempotencyRepository {
   private readonly upsert: BetterSqlite3.Statement<[number, string, string, string, number, string, number]>;
   private readonly purgeStatement: BetterSqlite3.Statement<[number]>;
 
-  constructor({ db }: SqliteDatabase) {
+  constructor(private readonly database: SqliteDatabase) {
+    const { db } = database;
     this.find = db.prepare(
       `SELECT fingerprint, status, body, created_at AS createdAt FROM idempotency_keys
        WHERE account_id = ? AND operation = ? AND key = ?`,
@@ -64,7 +65,7 @@ export class SqliteIdempotency implements IdempotencyRepository {
   }
 
   purge(before: number): Promise<void> {
-    return wrap(() => {
+    return this.database.write(() => {
       this.purgeStatement.run(before);
     });
   }

@@ -74,7 +74,7 @@ export class SqliteAccountRepository implements AccountRepository {
 
   upsertAccount(input: AccountInput, now: number): Promise<Account> {
     this.keyCache.clear();
-    return wrap(() =>
+    return this.database.write(() =>
       this.database.db
         .transaction(() => {
           const existing = this.stmt.findAccount.get(input.name);
@@ -103,7 +103,7 @@ export class SqliteAccountRepository implements AccountRepository {
 
   createKey(accountId: number, key: NewKeyRecord, now: number): Promise<void> {
     this.keyCache.clear();
-    return wrap(() => {
+    return this.database.write(() => {
       this.stmt.insertKey.run(key.id, accountId, key.hash, key.hint, now, key.expiresAt);
     });
   }
@@ -114,7 +114,7 @@ export class SqliteAccountRepository implements AccountRepository {
 
   revokeKey(keyId: string, now: number): Promise<boolean> {
     this.keyCache.clear();
-    return wrap(() => this.stmt.revokeKey.run(now, keyId).changes > 0);
+    return this.database.write(() => this.stmt.revokeKey.run(now, keyId).changes > 0);
   }
 
   /**
@@ -148,6 +148,6 @@ export class SqliteAccountRepository implements AccountRepository {
 
   liftBan(accountName: string, now: number): Promise<boolean> {
     this.keyCache.clear();
-    return wrap(() => this.stmt.liftBan.run(now, accountName).changes > 0);
+    return this.database.write(() => this.stmt.liftBan.run(now, accountName).changes > 0);
   }
 }

@@ -1,3 +1,4 @@
+import type { PoolClient } from 'pg';
 import type { PostgresDatabase } from '../../db/postgres.js';
 import { TurnBatch, type Settled } from '../../db/turn-batch.js';
 import type { IdempotencyInput } from '../../http/idempotency/index.js';
@@ -47,7 +48,14 @@ const SQL = {
     RETURNING ${PET_COLUMNS}`,
 } as const;
 
+/** Test seams for fault injection; empty in production. */
+export interface PostgresPetHooks {
+  /** Runs inside the idempotent creation's transaction, right after the pet row is inserted. */
+  afterInsert?: (client: PoolClient) => void | Promise<void>;
+}
+
 export class PostgresPetRepository implements PetRepository {
+  readonly hooks: PostgresPetHooks = {};
   private readonly pages = new TurnBatch((queries: ListPetsQuery[]) => this.listPages(queries));
   private readonly idempotency: PostgresIdempotency;
 
@@ -96,7 +104,9 @@ export class PostgresPetRepository implements PetRepository {
           async (): Promise<CreatePetResult> => {
             const inserted = await client.query<Pet>({ name: 'pets_insert', text: SQL.insertPet, values });
             const created = inserted.rows[0];
-            return created ? { kind: 'created', pet: created } : { kind: 'unknown_category' };
+            if (!created) return { kind: 'unknown_category' };
+            await this.hooks.afterInsert?.(client);
+            return { kind: 'created', pet: created };
           },
           (result) => (result.kind === 'created' ? { status: 201, body: result.pet } : undefined),
         ),

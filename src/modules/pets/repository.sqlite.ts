@@ -1,6 +1,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { translateSqliteError, wrap, type SqliteDatabase } from '../../db/sqlite.js';
-import { settle, TurnBatch } from '../../db/turn-batch.js';
+import { StorageUnavailableError } from '../../db/database.js';
+import { settle, TurnBatch, type Settled } from '../../db/turn-batch.js';
 import type { IdempotencyInput } from '../../http/idempotency/index.js';
 import { idempotencyRepository } from '../../http/idempotency/repository.js';
 import type { SqliteIdempotency } from '../../http/idempotency/repository.sqlite.js';
@@ -31,7 +32,15 @@ const MAX_LIMIT_STATEMENTS = 128;
 
 const PET_COLUMNS = 'id, name, category_id AS categoryId, status';
 
+/** Test seams for fault injection; empty in production. */
+export interface SqlitePetHooks {
+  /** Runs inside a creation's savepoint, right after the pet row is inserted. */
+  afterInsert?: (db: BetterSqlite3.Database) => void;
+}
+
 export class SqlitePetRepository implements PetRepository {
+  readonly hooks: SqlitePetHooks = {};
+  private readonly database: SqliteDatabase;
   private readonly db: BetterSqlite3.Database;
   private readonly idempotency: SqliteIdempotency;
   private readonly stmt;
@@ -48,6 +57,7 @@ export class SqlitePetRepository implements PetRepository {
   };
 
   constructor(database: SqliteDatabase) {
+    this.database = database;
     const db = (this.db = database.db);
     this.idempotency = database.repository(idempotencyRepository) as SqliteIdempotency;
     this.stmt = {
@@ -74,10 +84,26 @@ export class SqlitePetRepository implements PetRepository {
     );
     // Inside the batch's transaction each creation runs as a nested one, i.e. under its own SAVEPOINT: one
     // that throws is rolled back alone and the others still commit.
-    const groupCommit = db.transaction((batch: [NewPetRecord, IdempotencyInput | undefined][]) =>
-      batch.map(([pet, idem]) => settle(() => this.createPetTransaction(pet, idem))),
+    const groupCommit = db.transaction((batch: [NewPetRecord, IdempotencyInput | undefined][]) => {
+      const outcomes: Settled<CreatePetResult>[] = [];
+      for (const [pet, idem] of batch) {
+        const outcome = settle(() => this.createPetTransaction(pet, idem));
+        // Some errors (I/O error, disk full, out of memory) make SQLite roll the whole transaction back:
+        // the batch's earlier creations are gone with it, and the next savepoint would silently become a
+        // transaction of its own. Every caller of the batch fails instead.
+        if (!db.inTransaction) {
+          throw new StorageUnavailableError('error' in outcome ? outcome.error : undefined);
+        }
+        outcomes.push(outcome);
+      }
+      return outcomes;
+    });
+    // BEGIN IMMEDIATE: the write lock is taken before anything is read, so a busy database is found at the
+    // start of the batch, where it can be retried whole, not after reads (where waiting cannot help).
+    this.creations = new TurnBatch(
+      (batch) => database.withWriteLock(() => groupCommit.immediate(batch)),
+      translateSqliteError,
     );
-    this.creations = new TurnBatch(groupCommit, translateSqliteError);
   }
 
   /**
@@ -135,6 +161,7 @@ export class SqlitePetRepository implements PetRepository {
           pet.status,
           idem?.now ?? Date.now(),
         )!;
+        this.hooks.afterInsert?.(this.db);
         return { kind: 'created', pet: created };
       },
       (result) => (result.kind === 'created' ? { status: 201, body: result.pet } : undefined),
@@ -163,20 +190,24 @@ export class SqlitePetRepository implements PetRepository {
     return this.creations.add([pet, idempotency]);
   }
 
-  seed(count: number, now: number): Promise<number> {
-    return wrap(() => {
-      const start = (this.db.prepare('SELECT count(*) AS n FROM pets').get() as { n: number }).n;
-      const insert = this.db.prepare(
-        'INSERT INTO pets (name, category_id, status, created_at) VALUES (?, ?, ?, ?)',
-      );
-      const batch = this.db.transaction((from: number, to: number) => {
-        for (let i = from; i < to; i++) {
-          const p = demoPet(start + i);
-          insert.run(p.name, p.categoryId, p.status, now);
-        }
-      });
-      for (let i = 0; i < count; i += 50_000) batch(i, Math.min(count, i + 50_000));
-      return count;
+  async seed(count: number, now: number): Promise<number> {
+    const start = await wrap(
+      () => (this.db.prepare('SELECT count(*) AS n FROM pets').get() as { n: number }).n,
+    );
+    const insert = this.db.prepare(
+      'INSERT INTO pets (name, category_id, status, created_at) VALUES (?, ?, ?, ?)',
+    );
+    const batch = this.db.transaction((from: number, to: number) => {
+      for (let i = from; i < to; i++) {
+        const p = demoPet(start + i);
+        insert.run(p.name, p.categoryId, p.status, now);
+      }
     });
+    // Chunk by chunk, each its own transaction: the server's writes get the lock in between.
+    for (let i = 0; i < count; i += 50_000) {
+      const to = Math.min(count, i + 50_000);
+      await this.database.write(() => batch.immediate(i, to));
+    }
+    return count;
   }
 }

@@ -1,0 +1,218 @@
+/**
+ * Load generation and the interleaved baseline: autocannon runs in this process, exact latencies of the 2xx
+ * responses, the server's CPU time per response, and the rounds that make every throughput a ratio to a
+ * bare node:http server measured around it.
+ */
+import autocannon from 'autocannon';
+import { readFileSync } from 'node:fs';
+
+export interface Settings {
+  quick: boolean;
+  profile: boolean;
+  connections: number;
+  /** Each scenario: a warm-up that is discarded… */
+  warmupS: number;
+  /** …then `rounds` rounds of `roundS` seconds, each followed by a baseline round. */
+  rounds: number;
+  roundS: number;
+  /** Once, before the shared service is first measured: JIT, heap sizing and caches settle. */
+  serviceWarmupS: number;
+}
+
+export function settingsFor(quick: boolean, profile: boolean): Settings {
+  return {
+    quick,
+    profile,
+    connections: 50,
+    warmupS: quick ? 1 : 2,
+    rounds: quick ? 2 : 4,
+    roundS: quick ? 1.5 : 2.5,
+    serviceWarmupS: quick ? 2 : 6,
+  };
+}
+
+/** What a scenario sends: autocannon's request options, and the server process whose CPU time is charged. */
+export interface Load {
+  /** The server process under load (its CPU time per response is reported). */
+  pid: number;
+  url: string;
+  headers?: Record<string, string>;
+  /** Requests each connection cycles through (method, path, headers, body). */
+  requests?: autocannon.Request[];
+  /** Give each connection its own list of requests (e.g. many distinct keys). */
+  perClientRequests?: autocannon.Request[][];
+}
+
+export interface RunResult {
+  rps: number;
+  requests: number;
+  non2xx: number;
+  errors: number;
+  /** Latencies (ms) of the 2xx responses, unsorted. */
+  latencies: Float64Array;
+  /** CPU seconds the server process used during the run. */
+  cpuS?: number;
+}
+
+const CLOCK_TICKS_PER_S = 100; // USER_HZ: /proc/<pid>/stat counts CPU time in 1/100 s on Linux
+
+/** utime + stime of a process (all its threads) in seconds, from /proc/<pid>/stat. */
+function cpuSeconds(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_S;
+  } catch {
+    return undefined;
+  }
+}
+
+/** One autocannon run; latencies of 2xx responses are kept exactly (autocannon's histogram rounds to ms). */
+export function load(target: Load, durationS: number, connections: number): Promise<RunResult> {
+  return new Promise((resolveLoad, reject) => {
+    let latencies = new Float64Array(1 << 16);
+    let n = 0;
+    let clientIndex = 0;
+    const perClient = target.perClientRequests;
+    const cpuBefore = cpuSeconds(target.pid);
+    const instance = autocannon(
+      {
+        url: target.url,
+        connections,
+        pipelining: 1,
+        duration: durationS,
+        headers: target.headers,
+        requests: target.requests,
+        setupClient: perClient
+          ? (client) => client.setRequests(perClient[clientIndex++ % perClient.length]!)
+          : undefined,
+      },
+      (error, result) => {
+        if (error) return reject(error);
+        const cpuAfter = cpuSeconds(target.pid);
+        const ok = result['2xx'];
+        resolveLoad({
+          rps: ok / result.duration,
+          requests: ok,
+          non2xx: result.non2xx,
+          errors: result.errors,
+          latencies: latencies.subarray(0, n),
+          cpuS: cpuBefore !== undefined && cpuAfter !== undefined ? cpuAfter - cpuBefore : undefined,
+        });
+      },
+    );
+    instance.on('response', (_client, statusCode, _bytes, responseTime) => {
+      if (statusCode < 200 || statusCode >= 300) return;
+      if (n === latencies.length) {
+        const bigger = new Float64Array(latencies.length * 2);
+        bigger.set(latencies);
+        latencies = bigger;
+      }
+      latencies[n++] = responseTime;
+    });
+  });
+}
+
+function percentile(sorted: Float64Array, p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+export function median(xs: number[]): number {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+export interface Measured {
+  /** Median over the rounds. */
+  rps: number;
+  /** Median over the rounds of (scenario req/s ÷ mean of the baseline rounds either side); 1 without rounds. */
+  ratio: number;
+  ratios: number[];
+  /** Over every 2xx response of every run. */
+  p50: number;
+  p99: number;
+  /** Server CPU time per 2xx response, µs: barely affected by who else uses the machine. */
+  cpuUs?: number;
+  non2xx: number;
+  errors: number;
+}
+
+export function summarise(runs: RunResult[], ratios: number[] = []): Measured {
+  const all = new Float64Array(runs.reduce((a, r) => a + r.latencies.length, 0));
+  let offset = 0;
+  for (const r of runs) {
+    all.set(r.latencies, offset);
+    offset += r.latencies.length;
+  }
+  all.sort();
+  const requests = runs.reduce((a, r) => a + r.requests, 0);
+  const cpu = runs.every((r) => r.cpuS !== undefined) ? runs.reduce((a, r) => a + r.cpuS!, 0) : undefined;
+  return {
+    rps: median(runs.map((r) => r.rps)),
+    ratio: ratios.length ? median(ratios) : 1,
+    ratios,
+    p50: percentile(all, 50),
+    p99: percentile(all, 99),
+    cpuUs: cpu !== undefined && requests > 0 ? (cpu * 1e6) / requests : undefined,
+    non2xx: runs.reduce((a, r) => a + r.non2xx, 0),
+    errors: runs.reduce((a, r) => a + r.errors, 0),
+  };
+}
+
+/**
+ * Measures scenarios interleaved with the baseline: after a warm-up, `rounds` × (scenario, baseline), each
+ * scenario round compared with the baseline rounds just before and after it. A burst of load from
+ * elsewhere on the machine then spoils one round's ratio, not the scenario's median.
+ */
+export class Interleaved {
+  readonly baselineRuns: RunResult[] = [];
+
+  constructor(
+    private readonly baseline: Load,
+    private readonly settings: Settings,
+    private readonly log: (line: string) => void,
+  ) {}
+
+  private run(target: Load, durationS: number): Promise<RunResult> {
+    return load(target, durationS, this.settings.connections);
+  }
+
+  private async baselineRound(): Promise<RunResult> {
+    const run = await this.run(this.baseline, this.settings.roundS);
+    this.baselineRuns.push(run);
+    return run;
+  }
+
+  async measure(label: string, target: Load): Promise<Measured> {
+    const { warmupS, roundS, rounds } = this.settings;
+    if (this.baselineRuns.length === 0) {
+      await this.run(this.baseline, warmupS);
+      await this.baselineRound();
+    }
+    await this.run(target, warmupS);
+    const runs: RunResult[] = [];
+    const ratios: number[] = [];
+    let before = this.baselineRuns.at(-1)!.rps;
+    for (let round = 0; round < rounds; round++) {
+      const run = await this.run(target, roundS);
+      const after = (await this.baselineRound()).rps;
+      runs.push(run);
+      ratios.push(run.rps / ((before + after) / 2));
+      before = after;
+    }
+    const m = summarise(runs, ratios);
+    const cpu = m.cpuUs === undefined ? '' : `  cpu ${m.cpuUs.toFixed(0)} µs/req`;
+    const problems = m.non2xx || m.errors ? `  (!) ${m.non2xx} non-2xx, ${m.errors} errors` : '';
+    this.log(
+      `${label.padEnd(44)} ${m.rps.toFixed(0).padStart(6)} req/s  ratio ${m.ratio.toFixed(2)} ` +
+        `[${ratios.map((r) => r.toFixed(2)).join(' ')}]  p50 ${m.p50.toFixed(2)}  p99 ${m.p99.toFixed(2)} ms${cpu}${problems}`,
+    );
+    return m;
+  }
+
+  summary(): Measured {
+    return summarise(this.baselineRuns);
+  }
+}
