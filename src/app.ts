@@ -122,7 +122,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     http: {
       headersTimeout,
       // Node checks both timeouts only this often (30 s by default), which would make them loose bounds.
-      connectionsCheckingInterval: Math.max(25, Math.min(1_000, Math.floor(headersTimeout / 4))),
+      connectionsCheckingInterval: Math.max(25, Math.min(250, Math.floor(headersTimeout / 4))),
       // Node's own missing-Host answer is an empty 400; registerHostCheck answers in the Error shape instead.
       requireHostHeader: false,
     },

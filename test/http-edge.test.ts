@@ -107,6 +107,18 @@ for (const backend of await backends()) {
       assertEdgeError({ ...answer, ...parseRaw(answer.raw.slice(second)) }, 400, 'bad_request', 'second');
     });
 
+    test('garbage pipelined behind a valid request: the valid one is answered first, then the 400', async () => {
+      // One write: the parser meets the garbage while the first request is still being served.
+      const answer = await rawExchange(
+        port,
+        `GET /v1/pets?limit=1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n\r\nX{garbage\r\n\r\n`,
+      );
+      assert.ok(answer.raw.startsWith('HTTP/1.1 200'), answer.raw);
+      const second = answer.raw.indexOf('HTTP/1.1 400');
+      assert.ok(second > 0, `the garbage is answered after the valid request: ${answer.raw}`);
+      assertEdgeError({ ...answer, ...parseRaw(answer.raw.slice(second)) }, 400, 'bad_request', 'second');
+    });
+
     test('headers trickled slower than HEADERS_TIMEOUT_MS: 408 request_timeout', async () => {
       const pieces = Array.from({ length: 40 }, (_, i) => `X-Slow-${i}: ${i}\r\n`);
       const answer = await rawExchange(port, 'GET /v1/pets HTTP/1.1\r\nHost: x\r\n', {

@@ -40,6 +40,12 @@ const responses = new WeakMap<Duplex, ServerResponse>();
 /** Answers once, unless the request being read was answered already (e.g. a 401 before its body), then closes. */
 function answerAndClose(socket: Duplex, error: ApiError): void {
   const latest = responses.get(socket);
+  if (latest !== undefined && latest.req.complete && !latest.writableFinished && !latest.destroyed) {
+    // A pipelined request before the bad bytes is still being served: its answer goes first, then this one
+    // (answers on a connection must keep the order of the requests).
+    latest.once('close', () => answerAndClose(socket, error));
+    return;
+  }
   const answered = latest !== undefined && latest.headersSent && !latest.req.complete;
   if (!socket.writable || socket.writableEnded || answered) {
     socket.destroy();
