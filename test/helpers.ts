@@ -16,6 +16,7 @@ import type { Clock } from '../src/clock.js';
 import type { Database } from '../src/db/database.js';
 import { SqliteDatabase } from '../src/db/sqlite.js';
 import { mintKey } from '../src/modules/accounts/mint.js';
+import type { Scope } from '../src/modules/accounts/scopes.js';
 import {
   accountRepository,
   type AccountInput,
@@ -148,9 +149,9 @@ export interface TestContext {
   pets: PetRepository;
   counterStore: CounterStore;
   clock: TestClock;
-  /** Creates an account (if new) and a fresh key for it; returns the secret. */
+  /** Creates an account (if new) and a fresh key for it (every scope unless `scopes`); returns the secret. */
   createKey(
-    account?: Partial<AccountInput> & { expiresAt?: number | null },
+    account?: Partial<AccountInput> & { expiresAt?: number | null; scopes?: readonly Scope[] | null },
   ): Promise<{ key: string; id: string }>;
   close(): Promise<void>;
 }
@@ -189,7 +190,7 @@ export async function createTestContext(
         },
         clock.now,
       );
-      return mintKey(accounts, account.id, clock.now, input.expiresAt ?? null);
+      return mintKey(accounts, account.id, clock.now, input.expiresAt ?? null, input.scopes ?? null);
     },
     async close() {
       await app.close();

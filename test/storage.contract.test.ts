@@ -675,7 +675,7 @@ for (const target of targets) {
           .repository(accountRepository)
           .createKey(
             accountId,
-            { id: 'key_a', hash: 'hash-a', hint: 'pas_aaa…', expiresAt: T0 + DAY },
+            { id: 'key_a', hash: 'hash-a', hint: 'pas_aaa…', expiresAt: T0 + DAY, scopes: ['pets:read'] },
             T0 + 1,
           );
         await storage
@@ -690,6 +690,7 @@ for (const target of targets) {
             createdAt: T0 + 1,
             expiresAt: T0 + DAY,
             revokedAt: null,
+            scopes: ['pets:read'],
           },
           // Same creation time: ordered by id, byte-wise (upper case first).
           {
@@ -699,6 +700,7 @@ for (const target of targets) {
             createdAt: T0 + 2,
             expiresAt: null,
             revokedAt: null,
+            scopes: null,
           },
           {
             id: 'key_b',
@@ -707,6 +709,7 @@ for (const target of targets) {
             createdAt: T0 + 2,
             expiresAt: null,
             revokedAt: null,
+            scopes: null,
           },
         ]);
         assert.deepEqual(await storage.repository(accountRepository).listKeys('keyless'), []);
@@ -719,6 +722,7 @@ for (const target of targets) {
           keyId: 'key_a',
           expiresAt: T0 + DAY,
           revokedAt: null,
+          scopes: new Set(['pets:read']),
           account: await storage.repository(accountRepository).findAccount('keyholder'),
         });
         assert.equal(await storage.repository(accountRepository).findKeyByHash('no-such-hash'), undefined);

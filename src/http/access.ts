@@ -20,17 +20,10 @@ import {
 } from '../modules/accounts/repository.js';
 import { rateLimitHeaders, type RateLimiter } from '../ratelimit/limiter.js';
 import type { AuthFailureLockout } from '../ratelimit/lockout.js';
+import type { Scope } from '../modules/accounts/scopes.js';
 import { ApiError, type ErrorCode } from './errors.js';
 
-/** The scope vocabulary of DESIGN 4.1; keys carry scopes once the adoption workflow lands. */
-export type Scope =
-  | 'pets:read'
-  | 'pets:write'
-  | 'orders:read'
-  | 'orders:write'
-  | 'orders:manage'
-  | 'events:read'
-  | 'webhooks:write';
+export type { Scope } from '../modules/accounts/scopes.js';
 
 /**
  * What a route declares about its callers:
@@ -85,6 +78,26 @@ async function identify(header: string, accounts: AccountRepository, now: number
   if (principal.revokedAt !== null) return { failure: 'revoked_api_key' };
   if (principal.expiresAt !== null && principal.expiresAt <= now) return { failure: 'expired_api_key' };
   return { principal };
+}
+
+/** 403 insufficient_scope (RFC 6750 section 3.1) naming every scope the route needs that the key lacks. */
+function requireScopes(granted: ReadonlySet<Scope>, needed: readonly Scope[]): void {
+  const missing = needed.filter((scope) => !granted.has(scope));
+  if (missing.length === 0) return;
+  const list = missing.join(' ');
+  throw new ApiError(
+    'insufficient_scope',
+    `This API key lacks the scope ${missing.map((s) => `"${s}"`).join(', ')} that this operation needs.`,
+    undefined,
+    {
+      'www-authenticate': `Bearer realm="pet-adoption", error="insufficient_scope", scope="${list}"`,
+    },
+  );
+}
+
+/** Whether the caller's key may use `scope` (e.g. `orders:manage` to see every account's orders). */
+export function hasScope(request: FastifyRequest, scope: Scope): boolean {
+  return request.principal?.scopes.has(scope) === true;
 }
 
 function describe(route: RouteOptions): string {
@@ -154,6 +167,7 @@ export function registerAccess(app: FastifyInstance, options: AccessOptions): vo
       reply.headers(rateLimitHeaders(decision, now));
       if (!decision.allowed) throw new ApiError(decision.reason ?? 'rate_limited');
       request.principal = identity.principal;
+      if (access !== 'public') requireScopes(identity.principal.scopes, access.scopes);
       return;
     }
     if (presentsKey && !(await lockout.recordFailure(request.ip, now))) {

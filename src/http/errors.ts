@@ -17,6 +17,10 @@ export const errorCatalogue = {
   invalid_api_key: { status: 401, message: 'The API key is not known.' },
   revoked_api_key: { status: 401, message: 'The API key has been revoked.' },
   expired_api_key: { status: 401, message: 'The API key has expired.' },
+  insufficient_scope: {
+    status: 403,
+    message: 'This API key lacks a scope this operation needs.',
+  },
   not_found: { status: 404, message: 'No such resource.' },
   pet_not_found: { status: 404, message: 'No pet with this id.' },
   method_not_allowed: { status: 405, message: 'This method is not allowed on this resource.' },

@@ -1,5 +1,6 @@
 import { generateApiKey, generateKeyId, hashApiKey, keyHint } from './keys.js';
 import type { AccountRepository } from './repository.js';
+import type { Scope } from './scopes.js';
 
 /**
  * Mints a key for an account: the one way keys are made, used by the CLI's `keys create` and by the tests.
@@ -10,9 +11,15 @@ export async function mintKey(
   accountId: number,
   now: number,
   expiresAt: number | null = null,
+  /** `null`: every scope. */
+  scopes: readonly Scope[] | null = null,
 ): Promise<{ key: string; id: string }> {
   const key = generateApiKey();
   const id = generateKeyId();
-  await accounts.createKey(accountId, { id, hash: hashApiKey(key), hint: keyHint(key), expiresAt }, now);
+  await accounts.createKey(
+    accountId,
+    { id, hash: hashApiKey(key), hint: keyHint(key), expiresAt, scopes },
+    now,
+  );
   return { key, id };
 }

@@ -9,13 +9,14 @@ import {
   type KeyPrincipal,
   type NewKeyRecord,
 } from './repository.js';
+import { effectiveScopes, formatScopes, parseScopes } from './scopes.js';
 
 // Rows are selected with column aliases that make them the domain shapes as they are.
 const ACCOUNT_COLUMNS =
   'a.id, a.name, a.plan, a.per_minute AS "perMinute", a.per_day AS "perDay", a.ban_lifted_at AS "banLiftedAt"';
 
 const FIND_KEYS = `SELECT k.hash, k.id AS "keyId", k.expires_at AS "expiresAt", k.revoked_at AS "revokedAt",
-    ${ACCOUNT_COLUMNS}
+    k.scopes, ${ACCOUNT_COLUMNS}
   FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.hash = ANY($1::text[])`;
 
 export class PostgresAccountRepository implements AccountRepository {
@@ -75,21 +76,23 @@ export class PostgresAccountRepository implements AccountRepository {
 
   async createKey(accountId: number, key: NewKeyRecord, now: number): Promise<void> {
     await this.db.execute({
-      text: 'INSERT INTO api_keys (id, account_id, hash, hint, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)',
-      values: [key.id, accountId, key.hash, key.hint, now, key.expiresAt],
+      text: `INSERT INTO api_keys (id, account_id, hash, hint, created_at, expires_at, scopes)
+             VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+      values: [key.id, accountId, key.hash, key.hint, now, key.expiresAt, formatScopes(key.scopes ?? null)],
     });
   }
 
-  listKeys(accountName?: string): Promise<ApiKeyInfo[]> {
+  async listKeys(accountName?: string): Promise<ApiKeyInfo[]> {
     // COLLATE "C": byte order, as in SQLite, whatever the database's locale (key ids are mixed-case).
-    return this.db.query<ApiKeyInfo>({
+    const rows = await this.db.query<Omit<ApiKeyInfo, 'scopes'> & { scopes: string | null }>({
       text: `SELECT k.id, a.name AS account, k.hint, k.created_at AS "createdAt", k.expires_at AS "expiresAt",
-                    k.revoked_at AS "revokedAt"
+                    k.revoked_at AS "revokedAt", k.scopes
              FROM api_keys k JOIN accounts a ON a.id = k.account_id
              WHERE $1::text IS NULL OR a.name = $1
              ORDER BY k.created_at, k.id COLLATE "C"`,
       values: [accountName ?? null],
     });
+    return rows.map((row) => ({ ...row, scopes: parseScopes(row.scopes) }));
   }
 
   async revokeKey(keyId: string, now: number): Promise<boolean> {
@@ -112,11 +115,23 @@ export class PostgresAccountRepository implements AccountRepository {
 
   private async findKeys(hashes: string[]): Promise<Settled<KeyPrincipal | undefined>[]> {
     const rows = await this.db.query<
-      Account & { hash: string; keyId: string; expiresAt: number | null; revokedAt: number | null }
+      Account & {
+        hash: string;
+        keyId: string;
+        expiresAt: number | null;
+        revokedAt: number | null;
+        scopes: string | null;
+      }
     >({ name: 'keys_find_by_hashes', text: FIND_KEYS, values: [hashes] });
     const byHash = new Map<string, KeyPrincipal>();
-    for (const { hash, keyId, expiresAt, revokedAt, ...account } of rows) {
-      byHash.set(hash, { keyId, expiresAt, revokedAt, account });
+    for (const { hash, keyId, expiresAt, revokedAt, scopes, ...account } of rows) {
+      byHash.set(hash, {
+        keyId,
+        expiresAt,
+        revokedAt,
+        scopes: effectiveScopes(parseScopes(scopes)),
+        account,
+      });
     }
     return hashes.map((hash) => ({ value: byHash.get(hash) }));
   }

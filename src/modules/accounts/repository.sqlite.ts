@@ -9,6 +9,7 @@ import {
   type KeyPrincipal,
   type NewKeyRecord,
 } from './repository.js';
+import { effectiveScopes, formatScopes, parseScopes } from './scopes.js';
 
 /** Keys remembered by findKeyByHash; beyond this the oldest is forgotten (bounds memory under key churn). */
 const KEY_CACHE_SIZE = 20_000;
@@ -41,12 +42,16 @@ export class SqliteAccountRepository implements AccountRepository {
         'UPDATE accounts SET plan = ?, per_minute = ?, per_day = ? WHERE id = ?',
       ),
       countAccounts: db.prepare<[], { n: number }>('SELECT count(*) AS n FROM accounts'),
-      insertKey: db.prepare<[string, number, string, string, number, number | null]>(
-        'INSERT INTO api_keys (id, account_id, hash, hint, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)',
+      insertKey: db.prepare<[string, number, string, string, number, number | null, string | null]>(
+        `INSERT INTO api_keys (id, account_id, hash, hint, created_at, expires_at, scopes)
+         VALUES (?, ?, ?, ?, ?, ?, ?)`,
       ),
-      listKeys: db.prepare<[string | null, string | null], ApiKeyInfo>(
+      listKeys: db.prepare<
+        [string | null, string | null],
+        Omit<ApiKeyInfo, 'scopes'> & { scopes: string | null }
+      >(
         `SELECT k.id, a.name AS account, k.hint, k.created_at AS createdAt, k.expires_at AS expiresAt,
-                k.revoked_at AS revokedAt
+                k.revoked_at AS revokedAt, k.scopes
          FROM api_keys k JOIN accounts a ON a.id = k.account_id
          WHERE ? IS NULL OR a.name = ? ORDER BY k.created_at, k.id`,
       ),
@@ -55,9 +60,10 @@ export class SqliteAccountRepository implements AccountRepository {
       ),
       findKey: db.prepare<
         [string],
-        Account & { keyId: string; expiresAt: number | null; revokedAt: number | null }
+        Account & { keyId: string; expiresAt: number | null; revokedAt: number | null; scopes: string | null }
       >(
-        `SELECT k.id AS keyId, k.expires_at AS expiresAt, k.revoked_at AS revokedAt, ${ACCOUNT_COLUMNS}
+        `SELECT k.id AS keyId, k.expires_at AS expiresAt, k.revoked_at AS revokedAt, k.scopes,
+                ${ACCOUNT_COLUMNS}
          FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.hash = ?`,
       ),
       liftBan: db.prepare<[number, string]>('UPDATE accounts SET ban_lifted_at = ? WHERE name = ?'),
@@ -104,12 +110,24 @@ export class SqliteAccountRepository implements AccountRepository {
   createKey(accountId: number, key: NewKeyRecord, now: number): Promise<void> {
     this.keyCache.clear();
     return this.database.write(() => {
-      this.stmt.insertKey.run(key.id, accountId, key.hash, key.hint, now, key.expiresAt);
+      this.stmt.insertKey.run(
+        key.id,
+        accountId,
+        key.hash,
+        key.hint,
+        now,
+        key.expiresAt,
+        formatScopes(key.scopes ?? null),
+      );
     });
   }
 
   listKeys(accountName?: string): Promise<ApiKeyInfo[]> {
-    return wrap(() => this.stmt.listKeys.all(accountName ?? null, accountName ?? null));
+    return wrap(() =>
+      this.stmt.listKeys
+        .all(accountName ?? null, accountName ?? null)
+        .map((row) => ({ ...row, scopes: parseScopes(row.scopes) })),
+    );
   }
 
   revokeKey(keyId: string, now: number): Promise<boolean> {
@@ -134,11 +152,12 @@ export class SqliteAccountRepository implements AccountRepository {
     if (cached) return cached;
     const row = this.stmt.findKey.get(hash);
     if (!row) return undefined;
-    const { keyId, expiresAt, revokedAt, ...account } = row;
+    const { keyId, expiresAt, revokedAt, scopes, ...account } = row;
     const principal: KeyPrincipal = Object.freeze({
       keyId,
       expiresAt,
       revokedAt,
+      scopes: effectiveScopes(parseScopes(scopes)),
       account: Object.freeze(account),
     });
     if (this.keyCache.size >= KEY_CACHE_SIZE) this.keyCache.delete(this.keyCache.keys().next().value!);

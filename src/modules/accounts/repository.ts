@@ -1,6 +1,7 @@
 import type { RepositoryFactory } from '../../db/database.js';
 import { PostgresAccountRepository } from './repository.postgres.js';
 import { SqliteAccountRepository } from './repository.sqlite.js';
+import type { Scope } from './scopes.js';
 
 export const PLANS = ['free', 'pro', 'business', 'enterprise'] as const;
 export type Plan = (typeof PLANS)[number];
@@ -29,6 +30,8 @@ export interface ApiKeyInfo {
   createdAt: number;
   expiresAt: number | null;
   revokedAt: number | null;
+  /** The scopes the key was given; `null`: every scope. */
+  scopes: Scope[] | null;
 }
 
 /** What authentication learns from a key hash in one lookup. */
@@ -36,6 +39,8 @@ export interface KeyPrincipal {
   keyId: string;
   expiresAt: number | null;
   revokedAt: number | null;
+  /** What the key may do: its granted scopes with their implications (DESIGN 4.1). */
+  scopes: ReadonlySet<Scope>;
   account: Account;
 }
 
@@ -52,6 +57,8 @@ export interface NewKeyRecord {
   hash: string;
   hint: string;
   expiresAt: number | null;
+  /** `null` or omitted: every scope. */
+  scopes?: readonly Scope[] | null;
 }
 
 /**

@@ -1,0 +1,2 @@
+-- The version of a pet, incremented by every change (PATCH, order transitions); its strong ETag is "<version>".
+ALTER TABLE pets ADD COLUMN version INTEGER NOT NULL DEFAULT 1;
