@@ -1,11 +1,15 @@
 /**
  * One security suite applied to every protected route. The route list is derived from the served OpenAPI
  * document, and a router walk checks that every /v1 route is either documented-and-protected, a 405
- * catch-all, or on the explicit public list, so a new route cannot escape this suite.
+ * catch-all, or on the explicit public list, so a new route cannot escape this suite. Request bodies and
+ * path parameters come from each module's fixture (test/fixtures/<module>.ts): a path parameter is a real
+ * id of its own resource, so "the valid key works" reaches the handler and answers 2xx.
  */
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { generateApiKey } from '../src/modules/accounts/keys.js';
+import { MODULES } from '../src/modules/index.js';
+import { loadFixtures, type Fixtures } from './fixtures/index.js';
 import { backends, bearer, createTestContext, routerTable, type TestContext } from './helpers.js';
 import { assert401, assertRateLimitHeaders } from './support/assertions.js';
 
@@ -14,11 +18,6 @@ const PUBLIC_V1 = [/^\/v1\/openapi\.json$/, /^\/v1\/docs(\/.*)?$/];
 
 /** The protected operations the spec and DESIGN.md name; the derived list must contain at least these. */
 const KNOWN_PROTECTED = ['GET /v1/pets', 'POST /v1/pets', 'GET /v1/pets/{petId}', 'GET /v1/categories'];
-
-/** A valid request body per operation that takes one, so "the valid key works" can expect a 2xx. */
-const SAMPLE_BODIES: Record<string, unknown> = {
-  createPet: { name: 'Security Rex', categoryId: 1 },
-};
 
 interface ProtectedRoute {
   label: string;
@@ -44,8 +43,17 @@ function serverPrefix(doc: OpenApiDoc): string {
   return (doc.servers?.[0]?.url ?? '').replace(/\/$/, '');
 }
 
+/** A URL for a route template: every `{param}` replaced by a real id from the fixtures. */
+async function withIds(template: string, fixtures: Fixtures): Promise<string> {
+  let url = template;
+  for (const [whole, param] of template.matchAll(/\{(\w+)\}/g)) {
+    url = url.replace(whole, encodeURIComponent(await fixtures.id(param!)));
+  }
+  return url;
+}
+
 /** Every operation of the served document whose effective security is not empty. */
-function protectedRoutes(doc: OpenApiDoc, petId: number): ProtectedRoute[] {
+async function protectedRoutes(doc: OpenApiDoc, fixtures: Fixtures): Promise<ProtectedRoute[]> {
   const prefix = serverPrefix(doc);
   const routes: ProtectedRoute[] = [];
   for (const [path, item] of Object.entries(doc.paths)) {
@@ -54,7 +62,7 @@ function protectedRoutes(doc: OpenApiDoc, petId: number): ProtectedRoute[] {
       const security = op.security ?? doc.security ?? [];
       if (security.length === 0) continue;
       const operationId = op.operationId ?? `${method} ${path}`;
-      const url = prefix + path.replace(/\{[^}]+\}/g, String(petId));
+      const url = await withIds(prefix + path, fixtures);
       const route: ProtectedRoute = {
         label: `${method.toUpperCase()} ${prefix}${path}`,
         operationId,
@@ -62,13 +70,7 @@ function protectedRoutes(doc: OpenApiDoc, petId: number): ProtectedRoute[] {
         template: prefix + path,
         url,
       };
-      if (op.requestBody) {
-        assert.ok(
-          operationId in SAMPLE_BODIES,
-          `add a valid sample body for ${operationId} to SAMPLE_BODIES`,
-        );
-        route.body = SAMPLE_BODIES[operationId];
-      }
+      if (op.requestBody) route.body = fixtures.body(operationId);
       routes.push(route);
     }
   }
@@ -83,23 +85,21 @@ for (const backend of await backends()) {
     config: { unauthenticatedPerMinute: 100_000, authFailuresPerMinute: 100_000 },
   });
   const { key } = await ctx.createKey();
-  const created = await ctx.app.inject({
-    method: 'POST',
-    url: '/v1/pets',
-    headers: bearer(key),
-    payload: { name: 'Guarded', categoryId: 1 },
-  });
-  assert.equal(created.statusCode, 201, created.body);
-  const petId: number = created.json().id;
+  const fixtures = await loadFixtures(ctx.app, key);
   const doc: OpenApiDoc = (await ctx.app.inject({ url: '/v1/openapi.json' })).json();
+  const routes = await protectedRoutes(doc, fixtures);
 
   describe(`security [${backend.name}]`, () => {
     after(() => ctx.close());
 
-    const routes = protectedRoutes(doc, petId);
+    test('every module has its fixture file in test/fixtures/', () => {
+      for (const module of MODULES) {
+        assert.ok(fixtures.modules.includes(module.name), `add test/fixtures/${module.name}.ts`);
+      }
+    });
 
     test('the derived route list covers every protected route the spec names', () => {
-      const labels = routes.map((r) => r.label.replace(/\{[^}]+\}/g, '{petId}'));
+      const labels = routes.map((r) => r.label);
       for (const known of KNOWN_PROTECTED)
         assert.ok(labels.includes(known), `${known} is in ${labels.join(', ')}`);
     });
@@ -112,7 +112,7 @@ for (const backend of await backends()) {
       for (const { path, methods } of table) {
         if (!path.startsWith('/v1')) continue;
         const template = path.replace(/:(\w+)/g, '{$1}').replace(/\*$/, 'anything');
-        const url = template.replace(/\{[^}]+\}/g, String(petId));
+        const url = await withIds(template, fixtures);
         for (const method of methods) {
           if (method === 'HEAD' || method === 'OPTIONS') continue;
           const label = `${method} ${path}`;
