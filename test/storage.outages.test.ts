@@ -8,7 +8,6 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import { after, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { MemoryCounterStore } from '../src/ratelimit/memory.js';
@@ -29,6 +28,7 @@ import {
   type TestContext,
 } from './helpers.js';
 import { dropSchema, postgresUrl } from './support/postgres.js';
+import { settleIo } from './support/contract.js';
 import { TcpProxy } from './support/tcp-proxy.js';
 
 const PET = { name: 'Rex', categoryId: 1, status: 'available' as const };
@@ -223,10 +223,6 @@ describe(
     }
 
     /** Lets I/O callbacks and promise chains run, without moving the mocked clock. */
-    async function settleIo(): Promise<void> {
-      for (let i = 0; i < 5; i++) await nextTurn();
-    }
-
     test('every call, and /readyz, fails at DB_TIMEOUT_MS from its start, whatever phase it is in', async (t) => {
       const { proxy, ctx } = await throughProxy(2);
       const { key } = await ctx.createKey();
