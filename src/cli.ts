@@ -18,8 +18,10 @@ const USAGE = `Usage: pet-adoption <command>
   migrate                                 apply database migrations
   seed --pets N                           add N demo pets
   keys create --account NAME [--plan free|pro|business|enterprise]
-              [--per-minute N] [--per-day N] [--expires ISO-8601] [--json]
-                                          create a key (and the account on first use)
+              [--per-minute N] [--per-day N] [--expires ISO-8601]
+              [--scopes SCOPE,…] [--json]
+                                          create a key (and the account on first use);
+                                          without --scopes it has every scope
   keys list [--account NAME] [--json]     list keys (never their secrets)
   keys revoke KEY_ID                      revoke a key; effective on the next request
   accounts unban NAME                     lift a temporary ban at once

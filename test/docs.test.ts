@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { errorCatalogue } from '../src/http/errors.js';
+import { SCOPES } from '../src/modules/accounts/scopes.js';
 
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
 
@@ -23,4 +24,10 @@ test('every catalogue code is snake_case and its status an HTTP error status', (
     assert.match(code, /^[a-z]+(_[a-z]+)*$/);
     assert.ok(status >= 400 && status <= 599, code);
   }
+});
+
+test('README describes every scope in its Scopes table', () => {
+  const section = readme.slice(readme.indexOf('\n## Scopes\n'));
+  assert.ok(section.length > 1, 'a Scopes section');
+  for (const scope of SCOPES) assert.match(section, new RegExp(`\\| \`${scope}\` +\\|`), scope);
 });

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { SCOPES } from '../src/modules/accounts/scopes.js';
 import type { Pet } from '../src/modules/pets/schemas.js';
 import { backends } from './helpers.js';
 import {
@@ -61,7 +62,7 @@ for (const backend of await backends()) {
     let env: Record<string, string>;
     let server: Server;
     let key: string;
-    let jsonKey: { key: string; id: string; account: string; plan: string };
+    let jsonKey: { key: string; id: string; account: string; plan: string; scopes: string[] };
 
     before(async () => {
       assert.ok(existsSync(CLI), `${CLI} is missing: run \`npm run build\` (npm test does)`);
@@ -107,6 +108,53 @@ for (const backend of await backends()) {
       assert.match(jsonKey.id, /\S/);
       assert.equal(jsonKey.account, 'e2e-json');
       assert.equal(jsonKey.plan, 'pro');
+      assert.deepEqual(jsonKey.scopes, [...SCOPES], 'without --scopes: every scope, listed');
+    });
+
+    test('keys create --scopes narrows the key (implications listed); the API answers 403 for the rest', async () => {
+      const json = await cli(
+        ['keys', 'create', '--account', 'e2e-scoped', '--scopes', 'orders:read, pets:write', '--json'],
+        env,
+      );
+      assert.equal(json.code, 0, json.stderr);
+      const created = JSON.parse(json.stdout.trim()) as { key: string; scopes: string[] };
+      assert.deepEqual(created.scopes, ['pets:read', 'pets:write', 'orders:read']);
+      assert.equal(
+        (await api(server.base, '/pets', created.key)).status,
+        200,
+        'pets:write implies pets:read',
+      );
+
+      const human = await cli(['keys', 'create', '--account', 'e2e-scoped', '--scopes', 'orders:read'], env);
+      assert.equal(human.code, 0, human.stderr);
+      assert.match(human.stdout, /scopes: orders:read\./);
+      const denied = await api(server.base, '/pets', lastLine(human.stdout));
+      assert.equal(denied.status, 403);
+      assert.equal((denied.body as ErrorBody).code, 'insufficient_scope');
+      assert.match((denied.body as ErrorBody).message, /pets:read/);
+      assert.equal(
+        denied.headers.get('www-authenticate'),
+        'Bearer realm="pet-adoption", error="insufficient_scope", scope="pets:read"',
+      );
+    });
+
+    test('keys create --scopes refuses an unknown scope or an empty list with exit 2, creating nothing', async () => {
+      const cases: [string, RegExp][] = [
+        ['pets:read,pets:fly', /unknown scope "pets:fly"/],
+        ['PETS:READ', /unknown scope "PETS:READ"/],
+        ['', /at least one scope/],
+        [' , ', /at least one scope/],
+      ];
+      for (const [scopes, message] of cases) {
+        const result = await cli(['keys', 'create', '--account', 'e2e-refused', '--scopes', scopes], env);
+        assert.equal(result.code, 2, `${scopes}: ${result.stderr}`);
+        assert.match(result.stderr, message);
+        assert.ok(result.stderr.includes(SCOPES.join(', ')), `names the valid scopes: ${result.stderr}`);
+        assert.equal(result.stdout, '');
+      }
+      const listed = await cli(['keys', 'list', '--account', 'e2e-refused', '--json'], env);
+      assert.equal(listed.code, 0, listed.stderr);
+      assert.deepEqual(JSON.parse(listed.stdout), [], 'no key was created');
     });
 
     test('create, list and get pets over the real socket', async () => {
@@ -162,12 +210,23 @@ for (const backend of await backends()) {
 
       const json = await cli(['keys', 'list', '--account', 'e2e-json', '--json'], env);
       assert.equal(json.code, 0, json.stderr);
-      const rows = JSON.parse(json.stdout.trim()) as { id: string; account: string }[];
+      const rows = JSON.parse(json.stdout.trim()) as { id: string; account: string; scopes: string[] }[];
       assert.deepEqual(
-        rows.map((r) => [r.id, r.account]),
-        [[jsonKey.id, 'e2e-json']],
+        rows.map((r) => [r.id, r.account, r.scopes]),
+        [[jsonKey.id, 'e2e-json', [...SCOPES]]],
       );
       assert.ok(!json.stdout.includes(jsonKey.key));
+
+      const scopedJson = await cli(['keys', 'list', '--account', 'e2e-scoped', '--json'], env);
+      const scoped = JSON.parse(scopedJson.stdout.trim()) as { id: string; scopes: string[] }[];
+      assert.deepEqual(scoped.map((r) => r.scopes).sort(), [
+        ['orders:read'],
+        ['pets:read', 'pets:write', 'orders:read'],
+      ]);
+      const line = (id: string) => listed.stdout.split('\n').find((l) => l.startsWith(`${id} `)) ?? '';
+      assert.match(line(jsonKey.id), /\ball scopes$/, listed.stdout);
+      for (const row of scoped)
+        assert.ok(line(row.id).endsWith(`scopes ${row.scopes.join(',')}`), listed.stdout);
     });
 
     test('keys revoke takes effect on the next request', async () => {

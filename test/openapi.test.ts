@@ -11,10 +11,12 @@ import addFormatsPlugin from 'ajv-formats';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { StorageUnavailableError } from '../src/db/database.js';
 import { generateApiKey } from '../src/modules/accounts/keys.js';
+import { SCOPES } from '../src/modules/accounts/scopes.js';
 import { categoryRepository } from '../src/modules/categories/repository.js';
 import { petRepository } from '../src/modules/pets/repository.js';
 import { backends, bearer, createTestContext, type TestContext } from './helpers.js';
 import { faultyApp } from './support/faults.js';
+import { declaredScopes, scopesLacking } from './support/scopes.js';
 
 type Json = Record<string, unknown>;
 interface Operation extends Json {
@@ -206,6 +208,7 @@ const DRIFT_COVERAGE = {
   successes: { listPets: [200], createPet: [201], getPet: [200], listCategories: [200] },
   '400s': { listPets: [400], createPet: [400], getPet: [400] },
   '401s on every operation': { listPets: [401], createPet: [401], getPet: [401], listCategories: [401] },
+  '403s on every operation': { listPets: [403], createPet: [403], getPet: [403], listCategories: [403] },
   '404, 405, 410, 413, 415, 422': { getPet: [404, 410], createPet: [413, 415, 422] },
   '429s: a tiny enterprise quota, and the keyless per-address bucket': {
     listPets: [429],
@@ -287,6 +290,43 @@ for (const backend of await backends()) {
           );
         }
       }
+    });
+
+    test("each operation's security names the scopes it needs; each documents 403 insufficient_scope", () => {
+      const expected = {
+        listPets: ['pets:read'],
+        createPet: ['pets:write'],
+        getPet: ['pets:read'],
+        listCategories: ['pets:read'],
+      };
+      for (const [operationId, scopes] of Object.entries(expected)) {
+        assert.deepEqual(findOperation(doc, operationId).op.security, [{ bearerAuth: scopes }], operationId);
+      }
+      for (const item of Object.values(doc.paths)) {
+        for (const method of METHODS) {
+          const op = item[method];
+          if (!op) continue;
+          const scopes = declaredScopes((op.security ?? []) as Record<string, string[]>[]);
+          assert.ok(scopes.length > 0, `${op.operationId} declares its scopes`);
+          const forbidden = op.responses['403'];
+          assert.ok(forbidden, `${op.operationId} documents 403`);
+          const response = resolve(doc, forbidden);
+          const schema = (response.content as Record<string, Json>)['application/json']!.schema;
+          assert.equal(
+            resolve(doc, schema),
+            doc.components.schemas.Error,
+            `${op.operationId} 403 is an Error`,
+          );
+          assert.ok(
+            (response.headers as Json)['WWW-Authenticate'],
+            `${op.operationId} 403 documents WWW-Authenticate`,
+          );
+        }
+      }
+      const scheme = JSON.stringify(doc.components.securitySchemes);
+      for (const scope of SCOPES)
+        assert.ok(scheme.includes(`\`${scope}\``), `the bearer scheme describes ${scope}`);
+      assert.match(String(doc.info.description), /insufficient_scope/);
     });
 
     test('listPets parameters: limit 1..100 default 20, status enum', () => {
@@ -586,6 +626,30 @@ for (const backend of await backends()) {
       done();
     });
 
+    test('403s on every operation', async () => {
+      const { call, done } = session('403s on every operation');
+      const refused: string[] = [];
+      for (const [path, item] of Object.entries(contract.doc.paths)) {
+        for (const method of METHODS) {
+          const op = item[method];
+          if (!op) continue;
+          // The scope is checked before the request is parsed: any id and no body reach the 403.
+          const { key: lacking } = await ctx.createKey({
+            scopes: scopesLacking(declaredScopes((op.security ?? []) as Record<string, string[]>[])),
+          });
+          const res = await call('lacking the scope', {
+            method: method.toUpperCase() as 'GET',
+            url: `/v1${path.replace(/\{\w+\}/g, '1')}`,
+            headers: bearer(lacking),
+          });
+          assert.equal(res.statusCode, 403, `${op.operationId}: ${res.body}`);
+          refused.push(op.operationId!);
+        }
+      }
+      assert.ok(refused.length >= 4, refused.join(', '));
+      done();
+    });
+
     test('404, 405, 410, 413, 415, 422', async () => {
       const { call, done } = session('404, 405, 410, 413, 415, 422');
       await call('unknown pet', { url: '/v1/pets/987654321', headers: auth() });
@@ -690,10 +754,10 @@ for (const backend of await backends()) {
 
     test('the drift tests together cover every documented operation and the expected status codes', () => {
       const expected: Record<string, number[]> = {
-        listPets: [200, 400, 401, 429, 503],
-        createPet: [201, 400, 401, 413, 415, 422, 429, 503],
-        getPet: [200, 400, 401, 404, 410, 429, 503],
-        listCategories: [200, 401, 429, 503],
+        listPets: [200, 400, 401, 403, 429, 503],
+        createPet: [201, 400, 401, 403, 413, 415, 422, 429, 503],
+        getPet: [200, 400, 401, 403, 404, 410, 429, 503],
+        listCategories: [200, 401, 403, 429, 503],
       };
       const planned = new Set(Object.values(DRIFT_COVERAGE).flatMap(coveragePairs));
       assert.deepEqual(

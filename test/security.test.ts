@@ -8,10 +8,12 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { generateApiKey } from '../src/modules/accounts/keys.js';
+import type { Scope } from '../src/modules/accounts/scopes.js';
 import { MODULES } from '../src/modules/index.js';
 import { loadFixtures, type Fixtures } from './fixtures/index.js';
 import { backends, bearer, createTestContext, routerTable, type TestContext } from './helpers.js';
 import { assert401, assertRateLimitHeaders } from './support/assertions.js';
+import { declaredScopes, scopesLacking } from './support/scopes.js';
 
 /** Routes under /v1 served without a key. Anything else under /v1 must demand one. */
 const PUBLIC_V1 = [/^\/v1\/openapi\.json$/, /^\/v1\/docs(\/.*)?$/];
@@ -25,16 +27,19 @@ interface ProtectedRoute {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   template: string;
   url: string;
+  /** What its `security` requirement in the served document says it needs. */
+  scopes: Scope[];
   body?: unknown;
 }
 
+type SecurityRequirement = Record<string, string[]>;
 type OpenApiDoc = {
   servers?: { url: string }[];
   paths: Record<
     string,
-    Record<string, { operationId?: string; requestBody?: unknown; security?: unknown[] }>
+    Record<string, { operationId?: string; requestBody?: unknown; security?: SecurityRequirement[] }>
   >;
-  security?: unknown[];
+  security?: SecurityRequirement[];
 };
 
 const HTTP_METHODS = new Set(['get', 'post', 'put', 'patch', 'delete']);
@@ -69,6 +74,7 @@ async function protectedRoutes(doc: OpenApiDoc, fixtures: Fixtures): Promise<Pro
         method: method.toUpperCase() as ProtectedRoute['method'],
         template: prefix + path,
         url,
+        scopes: declaredScopes(security),
       };
       if (op.requestBody) route.body = fixtures.body(operationId);
       routes.push(route);
@@ -202,6 +208,43 @@ for (const backend of await backends()) {
             res.statusCode >= 200 && res.statusCode < 300,
             `${route.label}: ${res.statusCode} ${res.body}`,
           );
+        });
+
+        test('its security requirement names at least one scope', () => {
+          assert.ok(route.scopes.length > 0, `${route.label}: ${JSON.stringify(route.scopes)}`);
+        });
+
+        // The scope matrix (DESIGN 4.1), from what the served document declares: this also checks that the
+        // document's `security` is what the access hook enforces.
+        test('a key holding exactly the declared scopes is not refused for scope', async () => {
+          const { key: exact } = await ctx.createKey({ scopes: route.scopes });
+          const res = await send(bearer(exact));
+          assert.notEqual(res.statusCode, 403, `${route.label} with ${route.scopes.join(' ')}: ${res.body}`);
+          assert.ok(
+            res.statusCode < 500 && res.statusCode !== 401,
+            `${route.label}: ${res.statusCode} ${res.body}`,
+          );
+          assert.equal(res.headers['www-authenticate'], undefined, route.label);
+        });
+
+        test('a key with every scope but those granting the declared ones → 403 insufficient_scope naming them', async () => {
+          const others = scopesLacking(route.scopes);
+          const { key: lacking } = await ctx.createKey({ scopes: others });
+          const res = await send(bearer(lacking));
+          const label = `${route.label} with ${others.join(' ')}`;
+          assert.equal(res.statusCode, 403, `${label}: ${res.body}`);
+          assert.match(String(res.headers['content-type']), /^application\/json\b/, label);
+          const body = res.json();
+          assert.deepEqual(body, { code: 'insufficient_scope', message: body.message, status: 403 }, label);
+          for (const scope of route.scopes)
+            assert.ok(body.message.includes(scope), `${label}: ${body.message}`);
+          assert.equal(
+            res.headers['www-authenticate'],
+            `Bearer realm="pet-adoption", error="insufficient_scope", scope="${route.scopes.join(' ')}"`,
+            label,
+          );
+          assert.ok(res.headers['x-request-id'], label);
+          assertRateLimitHeaders(res, label);
         });
 
         test('the scheme is case-insensitive and the valid key works', async () => {

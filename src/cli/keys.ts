@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import type { Config } from '../config.js';
 import { mintKey } from '../modules/accounts/mint.js';
 import { accountRepository, PLANS, type Plan } from '../modules/accounts/repository.js';
-import { positiveInt, print, UsageError, withDatabase } from './common.js';
+import { positiveInt, print, scopeList, shownScopes, UsageError, withDatabase } from './common.js';
 
 export async function keysCreate(config: Config, args: string[]): Promise<void> {
   const { values } = parseArgs({
@@ -14,6 +14,7 @@ export async function keysCreate(config: Config, args: string[]): Promise<void> 
       'per-minute': { type: 'string' },
       'per-day': { type: 'string' },
       expires: { type: 'string' },
+      scopes: { type: 'string' },
       json: { type: 'boolean', default: false },
     },
   });
@@ -25,6 +26,8 @@ export async function keysCreate(config: Config, args: string[]): Promise<void> 
     throw new UsageError(`--plan must be one of ${PLANS.join(', ')}`);
   const perMinute = positiveInt(values['per-minute'], '--per-minute');
   const perDay = positiveInt(values['per-day'], '--per-day');
+  // Validated before the database is opened: a mistake creates nothing.
+  const scopes = scopeList(values.scopes, '--scopes') ?? null;
   let expiresAt: number | null = null;
   if (values.expires !== undefined) {
     expiresAt = Date.parse(values.expires);
@@ -39,7 +42,7 @@ export async function keysCreate(config: Config, args: string[]): Promise<void> 
     }
     const now = Date.now();
     const saved = await accounts.upsertAccount({ name: account, plan, perMinute, perDay }, now);
-    const { key, id } = await mintKey(accounts, saved.id, now, expiresAt);
+    const { key, id } = await mintKey(accounts, saved.id, now, expiresAt, scopes);
     const info = {
       key,
       id,
@@ -48,12 +51,18 @@ export async function keysCreate(config: Config, args: string[]): Promise<void> 
       perMinute: saved.perMinute,
       perDay: saved.perDay,
       expiresAt: expiresAt === null ? null : new Date(expiresAt).toISOString(),
+      scopes: shownScopes(scopes),
     };
     if (values.json) return void print(JSON.stringify(info));
     print(
       `Created key ${id} for account "${saved.name}" (plan ${saved.plan}: ${saved.perMinute}/minute, ${saved.perDay}/day).`,
     );
     if (info.expiresAt) print(`It expires at ${info.expiresAt}.`);
+    print(
+      scopes === null
+        ? `It has every scope (${info.scopes.join(' ')}), and any added later.`
+        : `Its scopes: ${info.scopes.join(' ')}.`,
+    );
     print('The key is shown only this once; store it now:');
     print(key);
   });
@@ -74,16 +83,19 @@ export async function keysList(config: Config, args: string[]): Promise<void> {
       createdAt: iso(k.createdAt),
       expiresAt: iso(k.expiresAt),
       revokedAt: iso(k.revokedAt),
+      scopes: shownScopes(k.scopes),
     }));
     if (values.json) return void print(JSON.stringify(rows));
     if (rows.length === 0) return void print('No keys.');
-    for (const r of rows) {
+    for (const [i, r] of rows.entries()) {
+      // A key given every scope also gets any scope added later, so it says so instead of listing today's.
+      const scopes = keys[i]!.scopes === null ? 'all scopes' : `scopes ${r.scopes.join(',')}`;
       const state = r.revokedAt
         ? `revoked ${r.revokedAt}`
         : r.expiresAt
           ? `expires ${r.expiresAt}`
           : 'active';
-      print(`${r.id}  ${r.account}  ${r.hint}  created ${r.createdAt}  ${state}`);
+      print(`${r.id}  ${r.account}  ${r.hint}  created ${r.createdAt}  ${state}  ${scopes}`);
     }
   });
 }

@@ -22,6 +22,7 @@ export const ErrorSchema = Type.Object(
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'Invalid parameters or body (`validation_failed`, `invalid_json`, `bad_request`).',
   401: 'Missing, malformed, unknown, revoked or expired API key. Carries `WWW-Authenticate: Bearer`.',
+  403: 'The key lacks a scope this operation needs (`insufficient_scope`). `WWW-Authenticate` names it.',
   404: 'Not found.',
   409: 'A request with the same Idempotency-Key is still in progress.',
   410: 'The operation is past its sunset date (`gone`).',
