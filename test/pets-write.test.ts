@@ -10,6 +10,7 @@ import { PostgresDatabase } from '../src/db/postgres.js';
 import { SqliteDatabase } from '../src/db/sqlite.js';
 import { backends, bearer, createTestContext, type TestContext } from './helpers.js';
 import { assertRateLimitHeaders, assertV1Error } from './support/assertions.js';
+import { insertOrderRow } from './support/order-rows.js';
 
 const MERGE_PATCH = { 'content-type': 'application/merge-patch+json' };
 
@@ -51,16 +52,8 @@ for (const backend of await backends()) {
     const get = (id: number, headers: Record<string, string> = {}) =>
       request({ url: `/v1/pets/${id}`, headers });
 
-    /** An order row written straight into the orders table (the orders module is not needed for this). */
-    async function insertOrder(petId: number, status: string): Promise<void> {
-      const values = [orderAccountId, petId, status, ctx.clock.now];
-      const sql = 'INSERT INTO orders (account_id, pet_id, status, created_at, updated_at) VALUES';
-      if (ctx.database instanceof SqliteDatabase) {
-        ctx.database.db.prepare(`${sql} (?, ?, ?, ?, ?)`).run(...values, ctx.clock.now);
-      } else if (ctx.database instanceof PostgresDatabase) {
-        await ctx.database.execute({ text: `${sql} ($1, $2, $3, $4, $4)`, values });
-      } else assert.fail('unknown database');
-    }
+    const insertOrder = (petId: number, status: 'placed' | 'approved' | 'delivered' | 'cancelled') =>
+      insertOrderRow(ctx.database, { accountId: orderAccountId, petId, status, now: ctx.clock.now });
 
     test('PATCH changes the given fields, answers 200 with the Pet shape and the next ETag', async () => {
       const pet = await createPet();
