@@ -174,7 +174,7 @@ for (const target of targets) {
           const pet = createdPet(
             await a.repository(petRepository).create({ name: 'Shared', categoryId: 2, status: 'pending' }),
           );
-          assert.deepEqual(await b.repository(petRepository).get(pet.id), pet);
+          assert.deepEqual(await b.repository(petRepository).get(pet.id), { pet, version: 1 });
           // Whichever instance won, migrating again from the other is not fresh.
           const loser = results[0]!.fresh ? b : a;
           assert.equal((await loser.migrate()).fresh, false);
@@ -237,7 +237,7 @@ for (const target of targets) {
         );
         assert.ok(Number.isSafeInteger(pet.id) && pet.id > 0, `id ${String(pet.id)}`);
         assert.deepEqual(pet, { id: pet.id, name: 'Rex', categoryId: 1, status: 'available' });
-        assert.deepEqual(await storage.repository(petRepository).get(pet.id), pet);
+        assert.deepEqual(await storage.repository(petRepository).get(pet.id), { pet, version: 1 });
       });
 
       test('names are stored exactly as given', async () => {
@@ -245,7 +245,7 @@ for (const target of targets) {
         const pet = createdPet(
           await storage.repository(petRepository).create({ name, categoryId: 2, status: 'pending' }),
         );
-        assert.equal((await storage.repository(petRepository).get(pet.id))?.name, name);
+        assert.equal((await storage.repository(petRepository).get(pet.id))?.pet.name, name);
       });
 
       test('ids increase with every creation', async () => {
@@ -555,7 +555,8 @@ for (const target of targets) {
         assert.equal(created.length, 3, JSON.stringify(results));
         const all = await listAll(storage);
         assert.equal(all.length, countBefore + 3, 'exactly the acknowledged pets exist');
-        for (const pet of created) assert.deepEqual(await storage.repository(petRepository).get(pet.id), pet);
+        for (const pet of created)
+          assert.deepEqual((await storage.repository(petRepository).get(pet.id))?.pet, pet);
       });
 
       test('concurrent requests with different keys all create', async () => {
