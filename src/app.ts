@@ -14,6 +14,7 @@ import { registerErrorHandling, sendError, toApiError } from './http/error-handl
 import { ApiError } from './http/errors.js';
 import { healthRoutes } from './http/health.js';
 import { clientErrorHandler, guardConnections, registerHostCheck } from './http/http-edge.js';
+import { registerMergePatch } from './http/merge-patch.js';
 import { deriveMethodNotAllowed, type MethodNotAllowed } from './http/method-not-allowed.js';
 import { createRegistry, registerObservability, requestId } from './http/observability.js';
 import { registerOpenApi } from './http/openapi.js';
@@ -135,6 +136,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   );
   // Only JSON bodies are accepted; anything else is a 415.
   app.removeContentTypeParser('text/plain');
+  // JSON Merge Patch, parsed like JSON, for the routes that declare it (updatePet).
+  registerMergePatch(app);
 
   const registry = createRegistry();
   registerObservability(app, registry);

@@ -58,9 +58,8 @@ for (const backend of await backends()) {
         ['DELETE', '/v1/pets', ['GET', 'POST']],
         ['PUT', '/v1/pets', ['GET', 'POST']],
         ['PATCH', '/v1/pets', ['GET', 'POST']],
-        ['POST', '/v1/pets/1', ['GET']],
-        ['DELETE', '/v1/pets/1', ['GET']],
-        ['PUT', '/v1/pets/1', ['GET']],
+        ['POST', '/v1/pets/1', ['DELETE', 'GET', 'PATCH']],
+        ['PUT', '/v1/pets/1', ['DELETE', 'GET', 'PATCH']],
         ['POST', '/v1/categories', ['GET']],
         ['DELETE', '/v1/categories', ['GET']],
       ];

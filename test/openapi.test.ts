@@ -16,6 +16,7 @@ import { categoryRepository } from '../src/modules/categories/repository.js';
 import { petRepository } from '../src/modules/pets/repository.js';
 import { backends, bearer, createTestContext, type TestContext } from './helpers.js';
 import { faultyApp } from './support/faults.js';
+import { insertOrderRow } from './support/order-rows.js';
 import { declaredScopes, scopesLacking } from './support/scopes.js';
 
 type Json = Record<string, unknown>;
@@ -50,6 +51,8 @@ const SPEC_STATUSES: Record<string, string[]> = {
 const CONDITIONAL_HEADERS: Record<string, string[]> = {
   'listPets 200': ['link'], // only when another page exists
   'createPet 201': ['idempotent-replayed'], // only on a replay
+  'updatePet 200': ['idempotent-replayed'],
+  'deletePet 204': ['idempotent-replayed'],
 };
 
 function resolve<T = Json>(doc: OpenApiDoc, node: unknown): T {
@@ -216,7 +219,15 @@ const DRIFT_COVERAGE = {
     getPet: [429],
     listCategories: [429],
   },
+  'pet writes and conditional requests': {
+    updatePet: [200, 400, 401, 404, 409, 412, 415, 422],
+    deletePet: [204, 401, 404, 409, 412, 422],
+    getPet: [304],
+    listPets: [304],
+  },
   '503 from unavailable storage': {
+    updatePet: [503],
+    deletePet: [503],
     listPets: [503],
     createPet: [503],
     getPet: [503],
@@ -727,6 +738,76 @@ for (const backend of await backends()) {
       done();
     });
 
+    test('pet writes and conditional requests', async () => {
+      const { call, done } = session('pet writes and conditional requests');
+      const created = await ctx.app.inject({
+        method: 'POST',
+        url: '/v1/pets',
+        headers: auth(),
+        payload: { name: 'Writable', categoryId: 1 },
+      });
+      const id = (created.json() as { id: number }).id;
+      const url = `/v1/pets/${id}`;
+      const patch = (payload: unknown, headers: Record<string, string> = {}) => ({
+        method: 'PATCH' as const,
+        url,
+        headers: { ...auth(), 'content-type': 'application/merge-patch+json', ...headers },
+        payload: JSON.stringify(payload),
+      });
+      const got = await call('get', { url, headers: auth() });
+      await call('get 304', { url, headers: { ...auth(), 'if-none-match': String(got.headers.etag) } });
+      const page = await call('list', { url: '/v1/pets?limit=3', headers: auth() });
+      await call('list 304', {
+        url: '/v1/pets?limit=3',
+        headers: { ...auth(), 'if-none-match': String(page.headers.etag) },
+      });
+      await call('patch', patch({ name: 'Patched' }, { 'if-match': '"1"' }));
+      await call('patch json', { ...patch({ status: 'pending' }), headers: auth() });
+      await call('patch replayed', patch({ name: 'Again' }, { 'idempotency-key': 'drift-patch' }));
+      await call('patch replay', patch({ name: 'Again' }, { 'idempotency-key': 'drift-patch' }));
+      await call('patch 422', patch({ name: 'Other' }, { 'idempotency-key': 'drift-patch' }));
+      await call('patch 412', patch({ name: 'Late' }, { 'if-match': '"1"' }));
+      for (const payload of [{}, { name: null }, { id: 3 }, { categoryId: 99 }])
+        await call('patch 400', patch(payload));
+      await call('patch 415', {
+        ...patch({ name: 'A' }),
+        headers: { ...auth(), 'content-type': 'text/plain' },
+      });
+      await call('patch 404', { ...patch({ name: 'A' }), url: '/v1/pets/987654321' });
+      await call('patch 401', { ...patch({ name: 'A' }), headers: { 'content-type': 'application/json' } });
+      const account = await ctx.accounts.upsertAccount(
+        { name: 'drift-orders', plan: 'business' },
+        ctx.clock.now,
+      );
+      await insertOrderRow(ctx.database, {
+        accountId: account.id,
+        petId: id,
+        status: 'placed',
+        now: ctx.clock.now,
+      });
+      await call('patch 409', patch({ status: 'sold' }));
+      await call('delete 409', { method: 'DELETE', url, headers: auth() });
+      const other = await ctx.app.inject({
+        method: 'POST',
+        url: '/v1/pets',
+        headers: auth(),
+        payload: { name: 'Deletable', categoryId: 1 },
+      });
+      const otherUrl = `/v1/pets/${(other.json() as { id: number }).id}`;
+      await call('delete 412', {
+        method: 'DELETE',
+        url: otherUrl,
+        headers: { ...auth(), 'if-match': '"9"' },
+      });
+      await call('delete 401', { method: 'DELETE', url: otherUrl });
+      const idem = { ...auth(), 'idempotency-key': 'drift-delete' };
+      await call('delete', { method: 'DELETE', url: otherUrl, headers: idem });
+      await call('delete replay', { method: 'DELETE', url: otherUrl, headers: idem });
+      await call('delete 422', { method: 'DELETE', url, headers: idem });
+      await call('delete 404', { method: 'DELETE', url: otherUrl, headers: auth() });
+      done();
+    });
+
     test('503 from unavailable storage', async () => {
       const { call, done } = session('503 from unavailable storage');
       const unavailable = () => Promise.reject(new StorageUnavailableError());
@@ -734,6 +815,8 @@ for (const backend of await backends()) {
         [petRepository, 'list', unavailable],
         [petRepository, 'get', unavailable],
         [petRepository, 'create', unavailable],
+        [petRepository, 'update', unavailable],
+        [petRepository, 'delete', unavailable],
         [categoryRepository, 'list', unavailable],
       ]);
       try {
@@ -746,6 +829,12 @@ for (const backend of await backends()) {
         );
         await call('storage down', { url: '/v1/pets/1', headers }, faulty.app);
         await call('storage down', { url: '/v1/categories', headers }, faulty.app);
+        await call(
+          'storage down',
+          { method: 'PATCH', url: '/v1/pets/1', headers, payload: { name: 'A' } },
+          faulty.app,
+        );
+        await call('storage down', { method: 'DELETE', url: '/v1/pets/1', headers }, faulty.app);
       } finally {
         await faulty.close();
       }
@@ -758,7 +847,11 @@ for (const backend of await backends()) {
         createPet: [201, 400, 401, 403, 413, 415, 422, 429, 503],
         getPet: [200, 400, 401, 403, 404, 410, 429, 503],
         listCategories: [200, 401, 403, 429, 503],
+        updatePet: [200, 400, 401, 403, 404, 409, 412, 415, 422, 503],
+        deletePet: [204, 401, 403, 404, 409, 412, 422, 503],
       };
+      expected.listPets!.push(304);
+      expected.getPet!.push(304);
       const planned = new Set(Object.values(DRIFT_COVERAGE).flatMap(coveragePairs));
       assert.deepEqual(
         coveragePairs(expected).filter((pair) => !planned.has(pair)),

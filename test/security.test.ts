@@ -49,10 +49,11 @@ function serverPrefix(doc: OpenApiDoc): string {
 }
 
 /** A URL for a route template: every `{param}` replaced by a real id from the fixtures. */
-async function withIds(template: string, fixtures: Fixtures): Promise<string> {
+async function withIds(template: string, fixtures: Fixtures, operationId?: string): Promise<string> {
   let url = template;
   for (const [whole, param] of template.matchAll(/\{(\w+)\}/g)) {
-    url = url.replace(whole, encodeURIComponent(await fixtures.id(param!)));
+    const id = operationId ? await fixtures.idFor(operationId, param!) : await fixtures.id(param!);
+    url = url.replace(whole, encodeURIComponent(id));
   }
   return url;
 }
@@ -153,10 +154,13 @@ for (const backend of await backends()) {
 
     for (const route of routes) {
       describe(route.label, () => {
-        const send = (headers: Record<string, string>) =>
+        // An operation that uses its resource up (deletePet) gets a fresh id for every request.
+        const send = async (headers: Record<string, string>) =>
           ctx.app.inject({
             method: route.method,
-            url: route.url,
+            url: fixtures.consumes(route.operationId)
+              ? await withIds(route.template, fixtures, route.operationId)
+              : route.url,
             headers,
             ...(route.body === undefined ? {} : { payload: route.body as object }),
           });

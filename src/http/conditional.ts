@@ -1,9 +1,12 @@
 /**
- * Conditional requests (RFC 9110 §13): ETags and `If-None-Match`. Written once for every module; a route
- * that returns a representation calls `notModified` to answer `304` when the client's copy is current.
+ * Conditional requests (RFC 9110 §13): ETags, `If-None-Match` and `If-Match`. Written once for every module:
+ * a route that returns a representation calls `notModified` to answer `304` when the client's copy is
+ * current; a write route passes `ifMatch(request)` to its repository and answers a stale one with
+ * `preconditionFailed`.
  */
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from './errors.js';
 
 /** A strong ETag for a version number (`"<n>"`). */
 export function strongEtag(version: number): string {
@@ -32,4 +35,30 @@ export function notModified(request: FastifyRequest, reply: FastifyReply, etag: 
   if (!ifNoneMatchHits(request.headers['if-none-match'], etag)) return false;
   reply.code(304).send();
   return true;
+}
+
+/**
+ * The `If-Match` precondition of a request (RFC 9110 §13.1.1): undefined when absent, otherwise a test of
+ * the current ETag by the strong comparison (`*` matches any current representation; weak tags never
+ * match). Repositories run it inside the write's transaction, so the check and the write are one step.
+ */
+export function ifMatch(request: FastifyRequest): ((etag: string) => boolean) | undefined {
+  const header = request.headers['if-match'];
+  if (header === undefined) return undefined;
+  if (header.trim() === '*') return () => true;
+  const tags = header
+    .split(',')
+    .map((tag) => tag.trim())
+    .filter((tag) => /^"[\x21\x23-\x7e]*"$/.test(tag));
+  return (etag) => !etag.startsWith('W/') && tags.includes(etag);
+}
+
+/** The 412 for a stale `If-Match`, carrying the current ETag so the client can refetch or retry. */
+export function preconditionFailed(currentEtag: string): ApiError {
+  return new ApiError(
+    'precondition_failed',
+    `If-Match does not match the current version (ETag ${currentEtag}); fetch it again and retry.`,
+    undefined,
+    { etag: currentEtag },
+  );
 }

@@ -28,11 +28,20 @@ export const errorCatalogue = {
     status: 409,
     message: 'A request with this Idempotency-Key is still being processed; retry shortly.',
   },
+  pet_has_open_order: {
+    status: 409,
+    message:
+      'The pet has an open order (placed or approved); its status cannot change and it cannot be deleted.',
+  },
   request_timeout: {
     status: 408,
     message: 'The request was not received in time. Send the headers and body without pausing.',
   },
   gone: { status: 410, message: 'This operation has been removed. Use GET /v1/pets with the status filter.' },
+  precondition_failed: {
+    status: 412,
+    message: 'If-Match does not match the current version; the current ETag is in the ETag header.',
+  },
   payload_too_large: { status: 413, message: 'The request body is larger than 16 KiB.' },
   unsupported_media_type: { status: 415, message: 'The request body must be application/json.' },
   idempotency_key_reused: {

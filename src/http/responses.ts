@@ -24,8 +24,11 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   401: 'Missing, malformed, unknown, revoked or expired API key. Carries `WWW-Authenticate: Bearer`.',
   403: 'The key lacks a scope this operation needs (`insufficient_scope`). `WWW-Authenticate` names it.',
   404: 'Not found.',
-  409: 'A request with the same Idempotency-Key is still in progress.',
+  409:
+    'A conflict: a request with the same Idempotency-Key is still in progress (`idempotency_in_progress`), or the ' +
+    "resource's state forbids the change (e.g. `pet_has_open_order`).",
   410: 'The operation is past its sunset date (`gone`).',
+  412: '`If-Match` does not match the current version (`precondition_failed`); the current `ETag` is sent.',
   413: 'Body larger than 16 KiB.',
   415: 'Body is not application/json.',
   422: 'Idempotency-Key reused with a different body.',
@@ -45,6 +48,15 @@ export function errorResponses(...statuses: number[]): Record<number, ErrorRespo
   const out: Record<number, ErrorResponse> = {};
   for (const status of statuses) out[status] = { ...ref(ErrorSchema), description: errorDescription(status) };
   return out;
+}
+
+/** A `304 Not Modified` response: no body, the current `ETag`. */
+export function notModifiedResponse(description: string): {
+  description: string;
+  type: 'null';
+  headers: { ETag: { type: 'string'; description: string } };
+} {
+  return { description, type: 'null', headers: { ETag: header('The current entity tag.') } };
 }
 
 export function header(description: string): { type: 'string'; description: string } {

@@ -176,7 +176,8 @@ contractSuite('idempotency', (target) => {
       assert.equal(created.length, 3, JSON.stringify(results));
       const all = await listAll(storage);
       assert.equal(all.length, countBefore + 3, 'exactly the acknowledged pets exist');
-      for (const pet of created) assert.deepEqual(await storage.repository(petRepository).get(pet.id), pet);
+      for (const pet of created)
+        assert.deepEqual((await storage.repository(petRepository).get(pet.id))?.pet, pet);
     });
 
     test('concurrent requests with different keys all create', async () => {

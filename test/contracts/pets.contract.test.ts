@@ -25,7 +25,7 @@ contractSuite('pets', (target) => {
       );
       assert.ok(Number.isSafeInteger(pet.id) && pet.id > 0, `id ${String(pet.id)}`);
       assert.deepEqual(pet, { id: pet.id, name: 'Rex', categoryId: 1, status: 'available' });
-      assert.deepEqual(await storage.repository(petRepository).get(pet.id), pet);
+      assert.deepEqual(await storage.repository(petRepository).get(pet.id), { pet, version: 1 });
     });
 
     test('names are stored exactly as given', async () => {
@@ -33,7 +33,7 @@ contractSuite('pets', (target) => {
       const pet = createdPet(
         await storage.repository(petRepository).create({ name, categoryId: 2, status: 'pending' }),
       );
-      assert.equal((await storage.repository(petRepository).get(pet.id))?.name, name);
+      assert.equal((await storage.repository(petRepository).get(pet.id))?.pet.name, name);
     });
 
     test('ids increase with every creation', async () => {

@@ -1,10 +1,10 @@
 import type { ApiModule } from '../module.js';
 import { petRoutes } from './routes.js';
-import { NewPet, Pet } from './schemas.js';
+import { NewPet, Pet, PetPatch } from './schemas.js';
 
 export const petsModule: ApiModule = {
   name: 'pets',
   tag: { name: 'animals', description: 'Animals up for adoption.' },
-  components: [NewPet, Pet],
+  components: [NewPet, Pet, PetPatch],
   routes: petRoutes,
 };

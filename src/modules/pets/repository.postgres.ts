@@ -1,17 +1,30 @@
 import type { PoolClient } from 'pg';
 import type { PostgresDatabase } from '../../db/postgres.js';
 import { TurnBatch, type Settled } from '../../db/turn-batch.js';
-import type { IdempotencyInput } from '../../http/idempotency/index.js';
+import type { Idempotent, IdempotencyInput } from '../../http/idempotency/index.js';
 import { idempotencyRepository } from '../../http/idempotency/repository.js';
 import type { PostgresIdempotency } from '../../http/idempotency/repository.postgres.js';
 import {
   demoPet,
   type CreatePetResult,
+  type DeletePetResult,
   type ListPetsQuery,
   type NewPetRecord,
+  type PetChange,
   type PetRepository,
+  type RecordedUpdate,
+  type UpdatePetResult,
+  type VersionedPet,
+  type VersionTest,
 } from './repository.js';
 import type { Pet } from './schemas.js';
+
+// bigint columns arrive as strings unless a type parser says otherwise; versions are converted here.
+type VersionedRow = Pet & { version: number | string };
+
+function versioned({ version, ...pet }: VersionedRow): VersionedPet {
+  return { pet, version: Number(version) };
+}
 
 /** Rows per statement when seeding: large enough to amortise round trips, small enough for one message. */
 const SEED_CHUNK = 50_000;
@@ -40,7 +53,17 @@ const SQL = {
         ORDER BY status, id LIMIT q.lim)
     ) p
     ORDER BY q.i, p.id`,
-  getPet: `SELECT ${PET_COLUMNS} FROM pets WHERE id = $1`,
+  getPet: `SELECT ${PET_COLUMNS}, version FROM pets WHERE id = $1`,
+  // The row lock serialises writers of one pet (PATCH, DELETE, order transitions) for the transaction, so
+  // the version, the open-order check and the write below see one state.
+  lockPet: `SELECT ${PET_COLUMNS}, version FROM pets WHERE id = $1 FOR UPDATE`,
+  categoryExists: 'SELECT 1 FROM categories WHERE id = $1',
+  openOrder: "SELECT 1 FROM orders WHERE pet_id = $1 AND status IN ('placed', 'approved') LIMIT 1",
+  // COALESCE keeps the fields the patch leaves out; the version in WHERE makes the write conditional.
+  updatePet: `UPDATE pets SET name = COALESCE($1, name), category_id = COALESCE($2, category_id),
+      status = COALESCE($3, status), version = version + 1
+    WHERE id = $4 AND version = $5 RETURNING ${PET_COLUMNS}, version`,
+  deletePet: 'DELETE FROM pets WHERE id = $1 AND version = $2',
   // Conditional insert instead of relying on the FK: an unknown category is a routine client mistake and
   // should not abort a transaction or fill the server log with errors.
   insertPet: `INSERT INTO pets (name, category_id, status, created_at)
@@ -83,9 +106,129 @@ export class PostgresPetRepository implements PetRepository {
     return pages.map((value) => ({ value }));
   }
 
-  async get(id: number): Promise<Pet | undefined> {
-    const [pet] = await this.db.query<Pet>({ name: 'pets_get', text: SQL.getPet, values: [id] });
-    return pet;
+  async get(id: number): Promise<VersionedPet | undefined> {
+    const [row] = await this.db.query<VersionedRow>({ name: 'pets_get', text: SQL.getPet, values: [id] });
+    return row && versioned(row);
+  }
+
+  /** Runs `work` in a transaction, under the idempotency record when there is one. */
+  private async writeTransaction<T>(
+    idem: IdempotencyInput | undefined,
+    work: (client: PoolClient) => Promise<T>,
+    record: (value: T) => { status: number; body: unknown } | undefined,
+  ): Promise<Idempotent<T>> {
+    return this.db.transaction(async (client) =>
+      idem
+        ? this.idempotency.run(client, idem, () => work(client), record)
+        : { kind: 'done' as const, value: await work(client) },
+    );
+  }
+
+  /** The pet locked for this transaction, or why the write cannot go on. */
+  private async lockForWrite(
+    client: PoolClient,
+    id: number,
+    precondition: VersionTest | undefined,
+  ): Promise<
+    { row: VersionedRow } | { kind: 'not_found' } | { kind: 'precondition_failed'; version: number }
+  > {
+    const { rows } = await client.query<VersionedRow>({ name: 'pets_lock', text: SQL.lockPet, values: [id] });
+    const row = rows[0];
+    if (!row) return { kind: 'not_found' };
+    const version = Number(row.version);
+    if (precondition && !precondition(version)) return { kind: 'precondition_failed', version };
+    return { row };
+  }
+
+  private async hasOpenOrder(client: PoolClient, id: number): Promise<boolean> {
+    const { rowCount } = await client.query({ name: 'pets_open_order', text: SQL.openOrder, values: [id] });
+    return (rowCount ?? 0) > 0;
+  }
+
+  async update(
+    id: number,
+    change: PetChange,
+    precondition?: VersionTest,
+    idem?: IdempotencyInput,
+  ): Promise<UpdatePetResult> {
+    const outcome = await this.writeTransaction(
+      idem,
+      async (client): Promise<UpdatePetResult> => {
+        const locked = await this.lockForWrite(client, id, precondition);
+        if (!('row' in locked)) return locked;
+        const { row } = locked;
+        if (change.categoryId !== undefined) {
+          const found = await client.query({
+            name: 'pets_category_exists',
+            text: SQL.categoryExists,
+            values: [change.categoryId],
+          });
+          if (found.rowCount === 0) return { kind: 'unknown_category' };
+        }
+        if (
+          change.status !== undefined &&
+          change.status !== row.status &&
+          (await this.hasOpenOrder(client, id))
+        ) {
+          return { kind: 'open_order' };
+        }
+        const { rows } = await client.query<VersionedRow>({
+          name: 'pets_update',
+          text: SQL.updatePet,
+          values: [change.name ?? null, change.categoryId ?? null, change.status ?? null, id, row.version],
+        });
+        const updated = rows[0];
+        // Unreachable while the row is locked; kept so a lost race can never be reported as success.
+        if (!updated) return { kind: 'precondition_failed', version: Number(row.version) };
+        return { kind: 'updated', ...versioned(updated) };
+      },
+      (result) =>
+        result.kind === 'updated'
+          ? { status: 200, body: { pet: result.pet, version: result.version } satisfies RecordedUpdate }
+          : undefined,
+    );
+    switch (outcome.kind) {
+      case 'done':
+        return outcome.value;
+      case 'replayed': {
+        const recorded = outcome.body as RecordedUpdate;
+        return { kind: 'replayed', status: outcome.status, pet: recorded.pet, version: recorded.version };
+      }
+      case 'mismatch':
+        return { kind: 'idempotency_mismatch' };
+      case 'in_progress':
+        return { kind: 'idempotency_in_progress' };
+    }
+  }
+
+  async delete(id: number, precondition?: VersionTest, idem?: IdempotencyInput): Promise<DeletePetResult> {
+    const outcome = await this.writeTransaction(
+      idem,
+      async (client): Promise<DeletePetResult> => {
+        const locked = await this.lockForWrite(client, id, precondition);
+        if (!('row' in locked)) return locked;
+        if (await this.hasOpenOrder(client, id)) return { kind: 'open_order' };
+        const deleted = await client.query({
+          name: 'pets_delete',
+          text: SQL.deletePet,
+          values: [id, locked.row.version],
+        });
+        if (deleted.rowCount !== 1)
+          return { kind: 'precondition_failed', version: Number(locked.row.version) };
+        return { kind: 'deleted' };
+      },
+      (result) => (result.kind === 'deleted' ? { status: 204, body: null } : undefined),
+    );
+    switch (outcome.kind) {
+      case 'done':
+        return outcome.value;
+      case 'replayed':
+        return { kind: 'replayed', status: outcome.status };
+      case 'mismatch':
+        return { kind: 'idempotency_mismatch' };
+      case 'in_progress':
+        return { kind: 'idempotency_in_progress' };
+    }
   }
 
   async create(pet: NewPetRecord, idem?: IdempotencyInput): Promise<CreatePetResult> {

@@ -8,13 +8,20 @@ import type { SqliteIdempotency } from '../../http/idempotency/repository.sqlite
 import {
   demoPet,
   type CreatePetResult,
+  type DeletePetResult,
   type ListPetsQuery,
   type NewPetRecord,
+  type PetChange,
   type PetRepository,
+  type RecordedUpdate,
+  type UpdatePetResult,
+  type VersionedPet,
+  type VersionTest,
 } from './repository.js';
 import type { Pet, PetStatus } from './schemas.js';
 
 type PetRawRow = [id: number, name: string, categoryId: number, status: PetStatus];
+type VersionedRawRow = [...PetRawRow, version: number];
 type Statement = BetterSqlite3.Statement<unknown[], PetRawRow>;
 
 function petFromRaw(row: PetRawRow): Pet {
@@ -73,7 +80,21 @@ export class SqlitePetRepository implements PetRepository {
           `SELECT ${PET_COLUMNS} FROM pets WHERE status = ? AND id > ? ORDER BY id LIMIT ?`,
         )
         .raw(true),
-      getPet: db.prepare<[number], PetRawRow>(`SELECT ${PET_COLUMNS} FROM pets WHERE id = ?`).raw(true),
+      getPet: db
+        .prepare<[number], VersionedRawRow>(`SELECT ${PET_COLUMNS}, version FROM pets WHERE id = ?`)
+        .raw(true),
+      // COALESCE keeps the fields the patch leaves out; the version in WHERE makes the write conditional.
+      updatePet: db
+        .prepare<[string | null, number | null, string | null, number, number], VersionedRawRow>(
+          `UPDATE pets SET name = COALESCE(?, name), category_id = COALESCE(?, category_id),
+             status = COALESCE(?, status), version = version + 1
+           WHERE id = ? AND version = ? RETURNING ${PET_COLUMNS}, version`,
+        )
+        .raw(true),
+      deletePet: db.prepare<[number, number]>('DELETE FROM pets WHERE id = ? AND version = ?'),
+      openOrder: db.prepare<[number], { one: number }>(
+        "SELECT 1 AS one FROM orders WHERE pet_id = ? AND status IN ('placed', 'approved') LIMIT 1",
+      ),
       insertPet: db.prepare<[string, number, string, number], Pet>(
         `INSERT INTO pets (name, category_id, status, created_at) VALUES (?, ?, ?, ?) RETURNING ${PET_COLUMNS}`,
       ),
@@ -143,10 +164,97 @@ export class SqlitePetRepository implements PetRepository {
     });
   }
 
-  get(id: number): Promise<Pet | undefined> {
+  get(id: number): Promise<VersionedPet | undefined> {
     return wrap(() => {
       const row = this.stmt.getPet.get(id);
-      return row && petFromRaw(row);
+      return row && { pet: petFromRaw(row as unknown as PetRawRow), version: row[4] };
+    });
+  }
+
+  /** A write under the write lock, taken up front (BEGIN IMMEDIATE); see SqliteDatabase.write. */
+  private writeTransaction<T>(fn: () => T): Promise<T> {
+    const transaction = this.db.transaction(fn);
+    return this.database.write(() => transaction.immediate());
+  }
+
+  update(
+    id: number,
+    change: PetChange,
+    precondition?: VersionTest,
+    idem?: IdempotencyInput,
+  ): Promise<UpdatePetResult> {
+    return this.writeTransaction((): UpdatePetResult => {
+      const outcome = this.idempotency.run(
+        idem,
+        (): UpdatePetResult => {
+          const row = this.stmt.getPet.get(id);
+          if (!row) return { kind: 'not_found' };
+          const version = row[4];
+          if (precondition && !precondition(version)) return { kind: 'precondition_failed', version };
+          if (change.categoryId !== undefined && !this.stmt.categoryExists.get(change.categoryId)) {
+            return { kind: 'unknown_category' };
+          }
+          if (change.status !== undefined && change.status !== row[3] && this.stmt.openOrder.get(id)) {
+            return { kind: 'open_order' };
+          }
+          const updated = this.stmt.updatePet.get(
+            change.name ?? null,
+            change.categoryId ?? null,
+            change.status ?? null,
+            id,
+            version,
+          );
+          // Unreachable under the write lock; kept so a lost race can never be reported as success.
+          if (!updated) return { kind: 'precondition_failed', version };
+          return { kind: 'updated', pet: petFromRaw(updated as unknown as PetRawRow), version: updated[4] };
+        },
+        (result) =>
+          result.kind === 'updated'
+            ? { status: 200, body: { pet: result.pet, version: result.version } satisfies RecordedUpdate }
+            : undefined,
+      );
+      switch (outcome.kind) {
+        case 'done':
+          return outcome.value;
+        case 'replayed': {
+          const recorded = outcome.body as RecordedUpdate;
+          return { kind: 'replayed', status: outcome.status, pet: recorded.pet, version: recorded.version };
+        }
+        case 'mismatch':
+          return { kind: 'idempotency_mismatch' };
+        case 'in_progress':
+          return { kind: 'idempotency_in_progress' };
+      }
+    });
+  }
+
+  delete(id: number, precondition?: VersionTest, idem?: IdempotencyInput): Promise<DeletePetResult> {
+    return this.writeTransaction((): DeletePetResult => {
+      const outcome = this.idempotency.run(
+        idem,
+        (): DeletePetResult => {
+          const row = this.stmt.getPet.get(id);
+          if (!row) return { kind: 'not_found' };
+          const version = row[4];
+          if (precondition && !precondition(version)) return { kind: 'precondition_failed', version };
+          if (this.stmt.openOrder.get(id)) return { kind: 'open_order' };
+          if (this.stmt.deletePet.run(id, version).changes !== 1) {
+            return { kind: 'precondition_failed', version };
+          }
+          return { kind: 'deleted' };
+        },
+        (result) => (result.kind === 'deleted' ? { status: 204, body: null } : undefined),
+      );
+      switch (outcome.kind) {
+        case 'done':
+          return outcome.value;
+        case 'replayed':
+          return { kind: 'replayed', status: outcome.status };
+        case 'mismatch':
+          return { kind: 'idempotency_mismatch' };
+        case 'in_progress':
+          return { kind: 'idempotency_in_progress' };
+      }
     });
   }
 

@@ -25,6 +25,43 @@ export type CreatePetResult =
   | { kind: 'idempotency_mismatch' }
   | { kind: 'idempotency_in_progress' };
 
+/** A pet with its version (incremented by every change; its strong ETag is `"<version>"`). */
+export interface VersionedPet {
+  pet: Pet;
+  version: number;
+}
+
+/** The precondition of a write (If-Match): a test of the current version, run inside the write. */
+export type VersionTest = (version: number) => boolean;
+
+export interface PetChange {
+  name?: string;
+  categoryId?: number;
+  status?: PetStatus;
+}
+
+/** Refusals common to changing and deleting a pet. */
+type WriteRefusal =
+  | { kind: 'not_found' }
+  | { kind: 'precondition_failed'; version: number }
+  | { kind: 'open_order' }
+  | { kind: 'idempotency_mismatch' }
+  | { kind: 'idempotency_in_progress' };
+
+export type UpdatePetResult =
+  | { kind: 'updated'; pet: Pet; version: number }
+  | { kind: 'replayed'; status: number; pet: Pet; version: number }
+  | { kind: 'unknown_category' }
+  | WriteRefusal;
+
+export type DeletePetResult = { kind: 'deleted' } | { kind: 'replayed'; status: number } | WriteRefusal;
+
+/** What an idempotent updatePet records: the pet and the version its ETag named. */
+export interface RecordedUpdate {
+  pet: Pet;
+  version: number;
+}
+
 /**
  * The pets repository, implemented once per backend; test/modules/pets/repository.test.ts holds every
  * implementation to this contract:
@@ -37,12 +74,24 @@ export type CreatePetResult =
  *   within the retention window: a repeat with the same fingerprint returns `replayed` with the first
  *   response, a different fingerprint `idempotency_mismatch`, and a concurrent duplicate
  *   `idempotency_in_progress` (or waits and replays).
+ * - `update` and `delete` check, in one transaction with the write: the pet exists (`not_found`), the
+ *   precondition holds for its current version (`precondition_failed` with that version), the category
+ *   exists (`unknown_category`), and neither a status change nor a deletion happens while the pet has an
+ *   open order (placed or approved: `open_order`). The write itself is conditional on the version read
+ *   (`… WHERE id = ? AND version = ?`). An update increments the version. Idempotency as for `create`.
  * - Errors reaching the database reject with `StorageUnavailableError`.
  */
 export interface PetRepository {
   list(query: ListPetsQuery): Promise<Pet[]>;
-  get(id: number): Promise<Pet | undefined>;
+  get(id: number): Promise<VersionedPet | undefined>;
   create(pet: NewPetRecord, idempotency?: IdempotencyInput): Promise<CreatePetResult>;
+  update(
+    id: number,
+    change: PetChange,
+    precondition?: VersionTest,
+    idempotency?: IdempotencyInput,
+  ): Promise<UpdatePetResult>;
+  delete(id: number, precondition?: VersionTest, idempotency?: IdempotencyInput): Promise<DeletePetResult>;
   /** Insert many demo pets at once (the CLI's seed, benchmarks); returns how many were inserted. */
   seed(count: number, now: number): Promise<number>;
 }

@@ -1,12 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { notModified, strongEtag, weakEtag } from '../../http/conditional.js';
 import { ApiError } from '../../http/errors.js';
 import { IdempotencyHeaders, idempotencyInput, refusal, replay } from '../../http/idempotency/index.js';
 import { decodeCursor, sendPage } from '../../http/paging.js';
-import { errorResponses, header } from '../../http/responses.js';
+import { errorResponses, header, notModifiedResponse } from '../../http/responses.js';
 import { MAX_ID, ref } from '../../http/schemas.js';
 import type { ModuleContext } from '../module.js';
 import { petRepository } from './repository.js';
 import { ListPetsQuery, NewPet, Pet, PetIdParams, Pets } from './schemas.js';
+import { writeRoutes } from './write-routes.js';
 
 /** getPet was deprecated with API 1.0.0 (RFC 9745 date) and is removed at the sunset instant (RFC 8594). */
 export const GET_PET_DEPRECATED_AT = Date.UTC(2026, 0, 1);
@@ -18,6 +20,11 @@ const DEPRECATION_HEADERS = {
 };
 
 const rateLimitNote = 'Every response carries the rate-limit headers (see components.headers).';
+const PET_ETAG = header(
+  'The pet\'s version as a strong entity tag (`"<n>"`), for `If-Match` / `If-None-Match`.',
+);
+/** A new pet's version: the column's default. */
+const CREATED_ETAG = strongEtag(1);
 
 export const petRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (app, { database, clock }) => {
   const pets = database.repository(petRepository);
@@ -33,13 +40,18 @@ export const petRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (app, {
         description:
           'Pets ordered by id ascending, at most `limit` (default 20). When more exist, the response carries ' +
           '`Link: </v1/pets?…&cursor=…>; rel="next"`; follow it for the next page. The body is always a plain ' +
-          `JSON array. ${rateLimitNote}`,
+          'JSON array. The page carries a weak `ETag`; with a matching `If-None-Match` the answer is `304` ' +
+          `without a body (it counts against the quota like any request). ${rateLimitNote}`,
         querystring: ListPetsQuery,
         response: {
           200: {
             ...Pets,
-            headers: { Link: header('Present when another page exists: `<…>; rel="next"`.') },
+            headers: {
+              Link: header('Present when another page exists: `<…>; rel="next"`.'),
+              ETag: header('A weak entity tag of this page (`W/"…"`), for `If-None-Match`.'),
+            },
           },
+          304: notModifiedResponse('The page is unchanged (`If-None-Match` matched).'),
           ...errorResponses(400, 401),
         },
       },
@@ -48,7 +60,9 @@ export const petRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (app, {
       const { limit = 20, status, cursor } = request.query;
       const afterId = cursor === undefined ? undefined : decodeCursor(cursor);
       const rows = await pets.list({ status, afterId, limit: limit + 1 });
-      return sendPage(reply, rows, { path: '/v1/pets', limit, filters: { status } });
+      const page = sendPage(reply, rows, { path: '/v1/pets', limit, filters: { status } });
+      if (notModified(request, reply, weakEtag(page))) return reply;
+      return page;
     },
   );
 
@@ -62,7 +76,7 @@ export const petRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (app, {
         summary: 'Add an animal',
         description:
           '`status` defaults to `available`. `categoryId` must name an existing category. Unknown fields are ' +
-          `rejected. Supports \`Idempotency-Key\`. ${rateLimitNote}`,
+          `rejected. Supports \`Idempotency-Key\`. The \`ETag\` is the new pet's version. ${rateLimitNote}`,
         headers: IdempotencyHeaders,
         body: ref(NewPet),
         response: {
@@ -70,6 +84,7 @@ export const petRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (app, {
             ...ref(Pet),
             headers: {
               Location: header('Path of the created pet: `/v1/pets/{id}`.'),
+              ETag: PET_ETAG,
               'Idempotent-Replayed': header(
                 '`true` when this response replays an earlier one (same Idempotency-Key).',
               ),
@@ -94,10 +109,16 @@ export const petRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (app, {
       );
       switch (result.kind) {
         case 'created':
-          return reply.code(201).header('location', `/v1/pets/${result.pet.id}`).send(result.pet);
+          return reply
+            .code(201)
+            .header('location', `/v1/pets/${result.pet.id}`)
+            .header('etag', CREATED_ETAG)
+            .send(result.pet);
         case 'replayed':
+          // The replayed body is the pet as created, whose version was the first.
           return replay(reply, result.status as 201)
             .header('location', `/v1/pets/${result.body.id}`)
+            .header('etag', CREATED_ETAG)
             .send(result.body);
         case 'unknown_category':
           throw new ApiError('validation_failed', 'Invalid request: categoryId names no existing category.', [
@@ -122,10 +143,12 @@ export const petRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (app, {
         deprecated: true,
         description:
           'Deprecated; removed on 2030-12-05T00:00:00Z, after which it answers 410 `gone`. Use `GET /v1/pets` ' +
-          `with the \`status\` filter instead. Every response carries Deprecation, Sunset and Link. ${rateLimitNote}`,
+          `with the \`status\` filter instead. Every response carries Deprecation, Sunset and Link. The \`ETag\` is ` +
+          `the pet's version; with a matching \`If-None-Match\` the answer is \`304\` without a body. ${rateLimitNote}`,
         params: PetIdParams,
         response: {
-          200: ref(Pet),
+          200: { ...ref(Pet), headers: { ETag: PET_ETAG } },
+          304: notModifiedResponse('The pet is unchanged (`If-None-Match` matched).'),
           ...errorResponses(400, 401, 404, 410),
         },
       },
@@ -135,13 +158,16 @@ export const petRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (app, {
         done(null, payload);
       },
     },
-    async (request) => {
+    async (request, reply) => {
       if (clock() >= GET_PET_SUNSET_AT) throw new ApiError('gone');
       const id = request.params.petId;
       // Well-formed int64 ids beyond what the service issues cannot exist.
-      const pet = id <= MAX_ID ? await pets.get(id) : undefined;
-      if (!pet) throw new ApiError('pet_not_found');
-      return pet;
+      const found = id <= MAX_ID ? await pets.get(id) : undefined;
+      if (!found) throw new ApiError('pet_not_found');
+      if (notModified(request, reply, strongEtag(found.version))) return reply;
+      return found.pet;
     },
   );
+
+  await app.register(writeRoutes, { pets, clock });
 };

@@ -103,3 +103,20 @@ export const PetIdParams = Type.Object({
     description: 'The pet id, a positive integer. Malformed: 400; well-formed but unknown: 404.',
   }),
 });
+
+export const PetPatch = Type.Object(
+  {
+    name: Type.Optional(NewPet.properties.name),
+    categoryId: Type.Optional(NewPet.properties.categoryId),
+    status: Type.Optional({ ...PetStatusSchema, description: 'The new availability status.' }),
+  },
+  {
+    $id: 'PetPatch',
+    additionalProperties: false,
+    minProperties: 1,
+    description:
+      'A JSON Merge Patch of a pet: the fields to change, at least one. Every field is required on a pet, so ' +
+      '`null` (which would remove it) is rejected, as are `id` and unknown fields.',
+  },
+);
+export type PetPatch = Static<typeof PetPatch>;
