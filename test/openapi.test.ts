@@ -211,7 +211,14 @@ const DRIFT_COVERAGE = {
   successes: { listPets: [200], createPet: [201], getPet: [200], listCategories: [200] },
   '400s': { listPets: [400], createPet: [400], getPet: [400] },
   '401s on every operation': { listPets: [401], createPet: [401], getPet: [401], listCategories: [401] },
-  '403s on every operation': { listPets: [403], createPet: [403], getPet: [403], listCategories: [403] },
+  '403s on every operation': {
+    listPets: [403],
+    createPet: [403],
+    getPet: [403],
+    listCategories: [403],
+    updatePet: [403],
+    deletePet: [403],
+  },
   '404, 405, 410, 413, 415, 422': { getPet: [404, 410], createPet: [413, 415, 422] },
   '429s: a tiny enterprise quota, and the keyless per-address bucket': {
     listPets: [429],
