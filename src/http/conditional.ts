@@ -33,3 +33,13 @@ export function notModified(request: FastifyRequest, reply: FastifyReply, etag: 
   reply.code(304).send();
   return true;
 }
+
+/**
+ * True when an `If-Match` value (a list, or `*`) matches `etag` by the strong comparison (RFC 9110
+ * §13.1.1): weak tags never match. A route evaluates it inside its write's transaction, against the
+ * version it has locked, so the check and the write are one.
+ */
+export function ifMatchHits(header: string, etag: string): boolean {
+  if (header.trim() === '*') return true;
+  return header.split(',').some((tag) => !tag.trim().startsWith('W/') && tag.trim() === etag);
+}

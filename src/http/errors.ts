@@ -23,10 +23,20 @@ export const errorCatalogue = {
   },
   not_found: { status: 404, message: 'No such resource.' },
   pet_not_found: { status: 404, message: 'No pet with this id.' },
+  order_not_found: { status: 404, message: 'No order with this id.' },
   method_not_allowed: { status: 405, message: 'This method is not allowed on this resource.' },
   idempotency_in_progress: {
     status: 409,
     message: 'A request with this Idempotency-Key is still being processed; retry shortly.',
+  },
+  invalid_transition: {
+    status: 409,
+    message: 'The order is not in a status this action applies to.',
+  },
+  pet_not_available: { status: 409, message: 'The pet is not available for adoption.' },
+  open_order_limit: {
+    status: 409,
+    message: 'This account already holds the most open orders it may; cancel or complete one first.',
   },
   request_timeout: {
     status: 408,
@@ -35,6 +45,10 @@ export const errorCatalogue = {
   gone: { status: 410, message: 'This operation has been removed. Use GET /v1/pets with the status filter.' },
   payload_too_large: { status: 413, message: 'The request body is larger than 16 KiB.' },
   unsupported_media_type: { status: 415, message: 'The request body must be application/json.' },
+  precondition_failed: {
+    status: 412,
+    message: 'The resource has changed: its current ETag does not match If-Match.',
+  },
   idempotency_key_reused: {
     status: 422,
     message: 'This Idempotency-Key was already used with a different request body.',
