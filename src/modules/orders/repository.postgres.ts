@@ -155,7 +155,7 @@ export class PostgresOrderRepository implements OrderRepository {
     const conditions = [...where.map((column, i) => `${column} = $${i + 1}`), `o.id > $${where.length + 1}`];
     return this.db.query<OrderRecord>({
       // One named statement per filter shape (at most eight).
-      name: `orders_list_${where.map((c) => c.slice(2)).join('_') || 'all'}`,
+      name: `orders_list_${where.map((c) => c.replace('.', '_')).join('_') || 'all'}`,
       text: `SELECT ${ORDER_COLUMNS} ${FROM} WHERE ${conditions.join(' AND ')} ORDER BY o.id LIMIT $${where.length + 2}`,
       values: [...values, query.afterId ?? 0, query.limit],
     });

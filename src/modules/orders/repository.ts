@@ -20,6 +20,8 @@ export interface OrderRecord {
 export interface ListOrdersQuery {
   /** Only this account's orders; undefined: every account's (orders:manage). */
   accountId?: number;
+  /** Only this account's orders, by name (the CLI's `--account`). */
+  accountName?: string;
   status?: OrderStatus;
   petId?: number;
   /** Keyset position: only orders with a larger id. */
@@ -129,6 +131,7 @@ export function listShape(query: ListOrdersQuery): { where: string[]; values: (s
     values.push(value);
   };
   add('o.account_id', query.accountId);
+  add('a.name', query.accountName);
   add('o.status', query.status);
   add('o.pet_id', query.petId);
   return { where, values };
