@@ -82,7 +82,8 @@ for (const backend of await backends()) {
   // High unauthenticated and failed-key quotas: this suite sends many keyless and wrong-key requests from one
   // address (test/access.test.ts covers the lockout).
   const ctx: TestContext = await createTestContext(backend, {
-    config: { unauthenticatedPerMinute: 100_000, authFailuresPerMinute: 100_000 },
+    // Every valid placeOrder holds a pet for the suite's account: no open-order limit here.
+    config: { unauthenticatedPerMinute: 100_000, authFailuresPerMinute: 100_000, maxOpenOrders: 1_000_000 },
   });
   const { key } = await ctx.createKey();
   const fixtures = await loadFixtures(ctx.app, key);
@@ -147,13 +148,16 @@ for (const backend of await backends()) {
 
     for (const route of routes) {
       describe(route.label, () => {
-        const send = (headers: Record<string, string>) =>
-          ctx.app.inject({
+        // Made anew per request where a valid call uses its ids or body up (test/fixtures `fresh`).
+        const send = async (headers: Record<string, string>) => {
+          const { url, body } = await fixtures.request(route.operationId, route.template);
+          return ctx.app.inject({
             method: route.method,
-            url: route.url,
+            url,
             headers,
-            ...(route.body === undefined ? {} : { payload: route.body as object }),
+            ...(route.body === undefined ? {} : { payload: body as object }),
           });
+        };
 
         test('missing Authorization → 401 missing_api_key', async () => {
           assert401(await send({}), 'missing_api_key', route.label);
