@@ -174,9 +174,8 @@ for (const backend of await backends()) {
         const res = await ctx.app.inject({
           method: 'POST',
           url: `/v1/store/orders/${order.id}/cancel`,
-          headers: bearer(partner),
+          headers: { ...bearer(partner), 'content-type': 'application/json' },
           payload: JSON.stringify(payload),
-          ...{ headers: { ...bearer(partner), 'content-type': 'application/json' } },
         });
         assertV1Error(res, 400, /^(validation_failed|invalid_json)$/, JSON.stringify(payload));
       }
