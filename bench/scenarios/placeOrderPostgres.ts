@@ -19,12 +19,16 @@ export default defineScenario<OrdersService>({
   load: (s) => ({
     pid: s.server.child.pid!,
     url: s.server.origin,
-    headers: { authorization: `Bearer ${s.key}`, 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json' },
     requests: [
       {
         method: 'POST',
         path: '/v1/store/orders',
-        setupRequest: (request) => ({ ...request, body: JSON.stringify({ petId: s.nextAvailablePet() }) }),
+        setupRequest: (request) => ({
+          ...request,
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${s.nextKey()}` },
+          body: JSON.stringify({ petId: s.nextAvailablePet() }),
+        }),
       },
     ],
   }),

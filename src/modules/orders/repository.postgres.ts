@@ -28,7 +28,9 @@ const SQL = {
   // UPDATE rather than UPDATE: it still excludes the same lock, but not the key-share locks that foreign
   // keys to the account (idempotency records, orders) take in other transactions.
   lockAccount: 'SELECT 1 FROM accounts WHERE id = $1 FOR NO KEY UPDATE',
-  openCount: `SELECT count(*)::int AS n FROM orders WHERE account_id = $1 AND status IN ('placed', 'approved')`,
+  // Bounded by the limit: never counts further than it needs to decide.
+  openCount: `SELECT count(*)::int AS n FROM (SELECT 1 FROM orders
+    WHERE account_id = $1 AND status IN ('placed', 'approved') LIMIT $2) open`,
   petExists: 'SELECT 1 FROM pets WHERE id = $1',
   // Conditional: of concurrent orders for one pet, the first to lock the row moves it; the others re-check
   // `status = 'available'` after it commits (READ COMMITTED) and update nothing.
@@ -62,7 +64,7 @@ export class PostgresOrderRepository implements OrderRepository {
     const open = await client.query<{ n: number }>({
       name: 'orders_open_count',
       text: SQL.openCount,
-      values: [input.accountId],
+      values: [input.accountId, input.maxOpen],
     });
     if (open.rows[0]!.n >= input.maxOpen) return { kind: 'open_order_limit', limit: input.maxOpen };
     const held = await client.query({ name: 'orders_hold_pet', text: SQL.holdPet, values: [input.petId] });

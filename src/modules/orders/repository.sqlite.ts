@@ -43,9 +43,10 @@ export class SqliteOrderRepository implements OrderRepository {
     this.idempotency = database.repository(idempotencyRepository) as SqliteIdempotency;
     this.stmt = {
       get: db.prepare<[number], OrderRecord>(`SELECT ${ORDER_COLUMNS} ${FROM} WHERE o.id = ?`),
+      // Bounded by the limit: never counts further than it needs to decide.
       openCount: db
-        .prepare<[number], number>(
-          "SELECT count(*) FROM orders WHERE account_id = ? AND status IN ('placed', 'approved')",
+        .prepare<[number, number], number>(
+          "SELECT count(*) FROM (SELECT 1 FROM orders WHERE account_id = ? AND status IN ('placed', 'approved') LIMIT ?)",
         )
         .pluck(true),
       petStatus: db.prepare<[number], string>('SELECT status FROM pets WHERE id = ?').pluck(true),
@@ -89,7 +90,7 @@ export class SqliteOrderRepository implements OrderRepository {
   private placeInTransaction(input: Place): PlaceOrderOutcome {
     const petStatus = this.stmt.petStatus.get(input.petId);
     if (petStatus === undefined) return { kind: 'unknown_pet' };
-    if (this.stmt.openCount.get(input.accountId)! >= input.maxOpen) {
+    if (this.stmt.openCount.get(input.accountId, input.maxOpen)! >= input.maxOpen) {
       return { kind: 'open_order_limit', limit: input.maxOpen };
     }
     if (this.stmt.holdPet.run(input.petId).changes === 0) return { kind: 'pet_not_available' };
@@ -127,17 +128,19 @@ export class SqliteOrderRepository implements OrderRepository {
   list(query: ListOrdersQuery): Promise<OrderRecord[]> {
     return wrap(() => {
       const { where, values } = listShape(query);
-      // One prepared statement per filter shape (at most eight); the limit is bound.
-      const shape = where.join(',');
+      // One prepared statement per filter shape and page size, the limit written into the text: a bound
+      // `LIMIT ?` makes SQLite re-plan on every run (see the pets repository). Sizes are 2..101 via the API.
+      const limit = Number.isSafeInteger(query.limit) && query.limit > 0 ? query.limit : 1;
+      const shape = `${where.join(',')}|${limit}`;
       let stmt = this.listStatements.get(shape);
       if (!stmt) {
         const conditions = [...where.map((column) => `${column} = ?`), 'o.id > ?'].join(' AND ');
         stmt = this.db.prepare<unknown[], OrderRecord>(
-          `SELECT ${ORDER_COLUMNS} ${FROM} WHERE ${conditions} ORDER BY o.id LIMIT ?`,
+          `SELECT ${ORDER_COLUMNS} ${FROM} WHERE ${conditions} ORDER BY o.id LIMIT ${limit}`,
         );
-        this.listStatements.set(shape, stmt);
+        if (this.listStatements.size < 1024) this.listStatements.set(shape, stmt);
       }
-      return stmt.all(...values, query.afterId ?? 0, query.limit);
+      return stmt.all(...values, query.afterId ?? 0);
     });
   }
 
