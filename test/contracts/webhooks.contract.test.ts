@@ -23,18 +23,16 @@ contractSuite('webhooks', (target) => {
     try {
       await pair.a.migrate();
       const account = await pair.a.repository(accountRepository).upsertAccount({ name: 'hooks' }, T0);
-      await pair.a
-        .repository(webhookRepository)
-        .createEndpoint(
-          account.id,
-          {
-            url,
-            events: ['*'],
-            secret: `whsec_${Buffer.alloc(24, 7).toString('base64')}`,
-            ordersManage: false,
-          },
-          T0,
-        );
+      await pair.a.repository(webhookRepository).createEndpoint(
+        account.id,
+        {
+          url,
+          events: ['*'],
+          secret: `whsec_${Buffer.alloc(24, 7).toString('base64')}`,
+          ordersManage: false,
+        },
+        T0,
+      );
       const ids = new Set<string>();
       for (let i = 0; i < 40; i++) ids.add((await insertEvent(pair.a, { type: 'pet.created' })).id);
       const start = receiver.requests.length;
