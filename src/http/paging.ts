@@ -4,7 +4,32 @@
  * the previous page; clients must treat it as opaque.
  */
 import type { FastifyReply } from 'fastify';
+import { Type } from 'typebox';
 import { ApiError } from './errors.js';
+
+/**
+ * The paging query parameters every list operation takes; `sameFilters` tells a client what the cursor must
+ * be sent with (e.g. "the same `status`").
+ */
+export function pageQuery(sameFilters: string) {
+  return {
+    limit: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 100,
+        default: 20,
+        description: 'Page size, 1..100. Values outside the range are rejected with 400, never clamped.',
+      }),
+    ),
+    cursor: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description: `Opaque cursor taken from the \`Link: rel="next"\` header of the previous page. Use it with ${sameFilters}.`,
+      }),
+    ),
+  };
+}
 
 export function encodeCursor(lastId: number): string {
   return Buffer.from(`id:${lastId}`).toString('base64url');

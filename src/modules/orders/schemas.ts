@@ -4,6 +4,7 @@
  */
 import { Type, type Static } from 'typebox';
 import { IdempotencyHeaders } from '../../http/idempotency/index.js';
+import { pageQuery } from '../../http/paging.js';
 import { MAX_ID, ref } from '../../http/schemas.js';
 
 export const ORDER_STATUSES = ['placed', 'approved', 'delivered', 'cancelled'] as const;
@@ -58,24 +59,9 @@ export type NewOrder = Static<typeof NewOrder>;
 
 export const ListOrdersQuery = Type.Object(
   {
-    limit: Type.Optional(
-      Type.Integer({
-        minimum: 1,
-        maximum: 100,
-        default: 20,
-        description: 'Page size, 1..100. Values outside the range are rejected with 400, never clamped.',
-      }),
-    ),
+    ...pageQuery('the same filters'),
     status: Type.Optional({ ...OrderStatusSchema, description: 'Only orders with this status.' }),
     petId: Type.Optional(id('Only orders of this pet.')),
-    cursor: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: 200,
-        description:
-          'Opaque cursor taken from the `Link: rel="next"` header of the previous page. Use it with the same filters.',
-      }),
-    ),
   },
   { additionalProperties: false },
 );
