@@ -1,5 +1,6 @@
 /** Webhook endpoints and deliveries (DESIGN 4.4): components `WebhookEndpoint` and `WebhookDelivery`. */
 import { Type, type Static } from 'typebox';
+import { pageQuery } from '../../http/paging.js';
 
 export const EVENT_TYPES = [
   'pet.created',
@@ -108,19 +109,7 @@ export const WebhookDelivery = Type.Object(
 );
 export type WebhookDelivery = Static<typeof WebhookDelivery>;
 
-const pageQuery = {
-  limit: Type.Optional(
-    Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Page size, 1..100.' }),
-  ),
-  cursor: Type.Optional(
-    Type.String({
-      minLength: 1,
-      maxLength: 200,
-      description: 'Opaque cursor from the `Link: rel="next"` header of the previous page.',
-    }),
-  ),
-};
-export const PageQuery = Type.Object(pageQuery, { additionalProperties: false });
+export const PageQuery = Type.Object(pageQuery('the same `limit`'), { additionalProperties: false });
 
 const idParam = (description: string) => Type.Integer({ format: 'int64', minimum: 1, description });
 export const EndpointIdParams = Type.Object({
