@@ -35,7 +35,7 @@ export type AppConfig = Pick<
   | 'authFailuresPerMinute'
   | 'corsOrigins'
 > &
-  Partial<Pick<Config, 'headersTimeoutMs' | 'requestTimeoutMs'>>;
+  Partial<Pick<Config, 'headersTimeoutMs' | 'requestTimeoutMs' | 'maxOpenOrders'>>;
 
 export interface AppOptions {
   config: AppConfig;
@@ -160,7 +160,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   await registerOpenApi(app, { tags: modules.flatMap((m) => (m.tag ? [m.tag] : [])) });
   for (const module of modules) {
-    await app.register(module.routes, { prefix: '/v1', database, clock });
+    await app.register(module.routes, { prefix: '/v1', database, clock, config });
   }
   await app.register(healthRoutes, { database, counterStore, registry, draining: options.draining });
   app.get('/v1/openapi.json', { config: { access: 'public' }, schema: { hide: true } }, () => app.swagger());

@@ -7,6 +7,7 @@ import { accountsUnban } from './cli/accounts.js';
 import { UsageError, print } from './cli/common.js';
 import { keysCreate, keysList, keysRevoke } from './cli/keys.js';
 import { migrate } from './cli/migrate.js';
+import { ordersCancel, ordersList } from './cli/orders.js';
 import { seed } from './cli/seed.js';
 import { serveCommand } from './cli/serve.js';
 import { ConfigError, loadConfig } from './config.js';
@@ -25,6 +26,9 @@ const USAGE = `Usage: pet-adoption <command>
   keys list [--account NAME] [--json]     list keys (never their secrets)
   keys revoke KEY_ID                      revoke a key; effective on the next request
   accounts unban NAME                     lift a temporary ban at once
+  orders list [--account NAME] [--status S] [--json]
+                                          list store orders (every account's)
+  orders cancel ID                        cancel an open order; its pet becomes available again
 
 Configuration comes from the environment: DATABASE_URL, REDIS_URL, PORT, HOST, LOG_LEVEL, … (see README).`;
 
@@ -73,6 +77,11 @@ export async function main(argv: string[]): Promise<number> {
       case 'accounts':
         if (sub === 'unban') await accountsUnban(config, rest);
         else throw new UsageError('accounts takes unban');
+        return 0;
+      case 'orders':
+        if (sub === 'list') await ordersList(config, rest);
+        else if (sub === 'cancel') await ordersCancel(config, rest);
+        else throw new UsageError('orders takes list or cancel');
         return 0;
       default:
         throw new UsageError(`unknown command "${command}"`);

@@ -50,11 +50,15 @@ export interface Config {
   headersTimeoutMs: number;
   /** How long a client may take to send a whole request (headers and body); then `408 request_timeout`. */
   requestTimeoutMs: number;
+  /** How many open (placed or approved) store orders one account may hold at once. */
+  maxOpenOrders: number;
 }
 
 /** The HTTP timeouts' defaults, for apps built without a full Config (tests, benchmarks). */
 export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+/** MAX_OPEN_ORDERS's default, for apps built without a full Config. */
+export const DEFAULT_MAX_OPEN_ORDERS = 5;
 
 type Env = Record<string, string | undefined>;
 
@@ -182,6 +186,7 @@ export function loadConfig(env: Env = process.env): Config {
     redisTimeoutMs: integer(env, 'REDIS_TIMEOUT_MS', 50, 5, 10_000),
     corsOrigins: corsOrigins(env),
     drainSeconds: integer(env, 'DRAIN_SECONDS', 5, 0, 300),
+    maxOpenOrders: integer(env, 'MAX_OPEN_ORDERS', DEFAULT_MAX_OPEN_ORDERS, 1, 1_000_000),
     ...httpTimeouts(env),
   };
 }

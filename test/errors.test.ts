@@ -33,7 +33,7 @@ for (const backend of await backends()) {
       for (const url of [
         '/v1/nope',
         '/v1/pets/1/extra',
-        '/v1/store/orders',
+        '/v1/store/nope',
         '/v1',
         '/v1/',
         '/v1/categories/1',

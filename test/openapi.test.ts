@@ -53,6 +53,11 @@ const CONDITIONAL_HEADERS: Record<string, string[]> = {
   'createPet 201': ['idempotent-replayed'], // only on a replay
   'updatePet 200': ['idempotent-replayed'],
   'deletePet 204': ['idempotent-replayed'],
+  'placeOrder 201': ['idempotent-replayed'],
+  'listOrders 200': ['link'],
+  'approveOrder 200': ['idempotent-replayed'],
+  'deliverOrder 200': ['idempotent-replayed'],
+  'cancelOrder 200': ['idempotent-replayed'],
 };
 
 function resolve<T = Json>(doc: OpenApiDoc, node: unknown): T {
@@ -211,7 +216,14 @@ const DRIFT_COVERAGE = {
   successes: { listPets: [200], createPet: [201], getPet: [200], listCategories: [200] },
   '400s': { listPets: [400], createPet: [400], getPet: [400] },
   '401s on every operation': { listPets: [401], createPet: [401], getPet: [401], listCategories: [401] },
-  '403s on every operation': { listPets: [403], createPet: [403], getPet: [403], listCategories: [403] },
+  '403s on every operation': {
+    listPets: [403],
+    createPet: [403],
+    getPet: [403],
+    listCategories: [403],
+    updatePet: [403],
+    deletePet: [403],
+  },
   '404, 405, 410, 413, 415, 422': { getPet: [404, 410], createPet: [413, 415, 422] },
   '429s: a tiny enterprise quota, and the keyless per-address bucket': {
     listPets: [429],
@@ -232,6 +244,15 @@ const DRIFT_COVERAGE = {
     createPet: [503],
     getPet: [503],
     listCategories: [503],
+  },
+  'store orders': {
+    placeOrder: [201, 400, 409],
+    listOrders: [200, 304, 400],
+    getOrder: [200, 304, 404],
+    approveOrder: [200, 409, 412],
+    deliverOrder: [200],
+    cancelOrder: [200, 404],
+    getInventory: [200],
   },
 } satisfies Record<string, Record<string, number[]>>;
 
@@ -841,6 +862,57 @@ for (const backend of await backends()) {
       done();
     });
 
+    test('store orders', async () => {
+      const { call, done } = session('store orders');
+      const pet = async () =>
+        (
+          await ctx.app.inject({
+            method: 'POST',
+            url: '/v1/pets',
+            headers: auth(),
+            payload: { name: 'O', categoryId: 1 },
+          })
+        ).json().id as number;
+      const place = (petId: number) =>
+        call('place', { method: 'POST', url: '/v1/store/orders', headers: auth(), payload: { petId } });
+      const first = await pet();
+      const order = (await place(first)).json();
+      await place(first);
+      await call('unknown pet', {
+        method: 'POST',
+        url: '/v1/store/orders',
+        headers: auth(),
+        payload: { petId: 987654321 },
+      });
+      const second = (await place(await pet())).json();
+      const list = await call('list', { url: '/v1/store/orders?limit=1', headers: auth() });
+      await call('list 304', {
+        url: '/v1/store/orders?limit=1',
+        headers: { ...auth(), 'if-none-match': String(list.headers.etag) },
+      });
+      await call('bad list', { url: '/v1/store/orders?status=lost', headers: auth() });
+      const url = `/v1/store/orders/${order.id}`;
+      await call('get', { url, headers: auth() });
+      await call('get 304', { url, headers: { ...auth(), 'if-none-match': '"1"' } });
+      await call('unknown', { url: '/v1/store/orders/987654321', headers: auth() });
+      await call('stale approve', {
+        method: 'POST',
+        url: `${url}/approve`,
+        headers: { ...auth(), 'if-match': '"9"' },
+      });
+      await call('approve', { method: 'POST', url: `${url}/approve`, headers: auth() });
+      await call('approve again', { method: 'POST', url: `${url}/approve`, headers: auth() });
+      await call('deliver', { method: 'POST', url: `${url}/deliver`, headers: auth() });
+      await call('cancel', { method: 'POST', url: `/v1/store/orders/${second.id}/cancel`, headers: auth() });
+      await call('cancel unknown', {
+        method: 'POST',
+        url: '/v1/store/orders/987654321/cancel',
+        headers: auth(),
+      });
+      await call('inventory', { url: '/v1/store/inventory', headers: auth() });
+      done();
+    });
+
     test('the drift tests together cover every documented operation and the expected status codes', () => {
       const expected: Record<string, number[]> = {
         listPets: [200, 400, 401, 403, 429, 503],
@@ -849,6 +921,13 @@ for (const backend of await backends()) {
         listCategories: [200, 401, 403, 429, 503],
         updatePet: [200, 400, 401, 403, 404, 409, 412, 415, 422, 503],
         deletePet: [204, 401, 403, 404, 409, 412, 422, 503],
+        placeOrder: [201, 400, 409],
+        listOrders: [200, 304, 400],
+        getOrder: [200, 304, 404],
+        approveOrder: [200, 409, 412],
+        deliverOrder: [200],
+        cancelOrder: [200, 404],
+        getInventory: [200],
       };
       expected.listPets!.push(304);
       expected.getPet!.push(304);

@@ -49,10 +49,10 @@ function serverPrefix(doc: OpenApiDoc): string {
 }
 
 /** A URL for a route template: every `{param}` replaced by a real id from the fixtures. */
-async function withIds(template: string, fixtures: Fixtures, operationId?: string): Promise<string> {
+async function withIds(template: string, fixtures: Fixtures): Promise<string> {
   let url = template;
   for (const [whole, param] of template.matchAll(/\{(\w+)\}/g)) {
-    const id = operationId ? await fixtures.idFor(operationId, param!) : await fixtures.id(param!);
+    const id = await fixtures.id(param!);
     url = url.replace(whole, encodeURIComponent(id));
   }
   return url;
@@ -89,7 +89,8 @@ for (const backend of await backends()) {
   // High unauthenticated and failed-key quotas: this suite sends many keyless and wrong-key requests from one
   // address (test/access.test.ts covers the lockout).
   const ctx: TestContext = await createTestContext(backend, {
-    config: { unauthenticatedPerMinute: 100_000, authFailuresPerMinute: 100_000 },
+    // Every valid placeOrder holds a pet for the suite's account: no open-order limit here.
+    config: { unauthenticatedPerMinute: 100_000, authFailuresPerMinute: 100_000, maxOpenOrders: 1_000_000 },
   });
   const { key } = await ctx.createKey();
   const fixtures = await loadFixtures(ctx.app, key);
@@ -154,16 +155,16 @@ for (const backend of await backends()) {
 
     for (const route of routes) {
       describe(route.label, () => {
-        // An operation that uses its resource up (deletePet) gets a fresh id for every request.
-        const send = async (headers: Record<string, string>) =>
-          ctx.app.inject({
+        // Made anew per request where a valid call uses its ids or body up (test/fixtures `fresh`).
+        const send = async (headers: Record<string, string>) => {
+          const { url, body } = await fixtures.request(route.operationId, route.template);
+          return ctx.app.inject({
             method: route.method,
-            url: fixtures.consumes(route.operationId)
-              ? await withIds(route.template, fixtures, route.operationId)
-              : route.url,
+            url,
             headers,
-            ...(route.body === undefined ? {} : { payload: route.body as object }),
+            ...(route.body === undefined ? {} : { payload: body as object }),
           });
+        };
 
         test('missing Authorization → 401 missing_api_key', async () => {
           assert401(await send({}), 'missing_api_key', route.label);

@@ -23,6 +23,7 @@ export const errorCatalogue = {
   },
   not_found: { status: 404, message: 'No such resource.' },
   pet_not_found: { status: 404, message: 'No pet with this id.' },
+  order_not_found: { status: 404, message: 'No order with this id.' },
   method_not_allowed: { status: 405, message: 'This method is not allowed on this resource.' },
   idempotency_in_progress: {
     status: 409,
@@ -32,6 +33,15 @@ export const errorCatalogue = {
     status: 409,
     message:
       'The pet has an open order (placed or approved); its status cannot change and it cannot be deleted.',
+  },
+  invalid_transition: {
+    status: 409,
+    message: 'The order is not in a status this action applies to.',
+  },
+  pet_not_available: { status: 409, message: 'The pet is not available for adoption.' },
+  open_order_limit: {
+    status: 409,
+    message: 'This account already holds the most open orders it may; cancel or complete one first.',
   },
   request_timeout: {
     status: 408,

@@ -5,12 +5,15 @@
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { TSchema } from 'typebox';
+import type { AppConfig } from '../app.js';
 import type { Clock } from '../clock.js';
 import type { Database } from '../db/database.js';
 
 export interface ModuleContext {
   database: Database;
   clock: Clock;
+  /** The app's settings, for modules with their own (e.g. orders' MAX_OPEN_ORDERS). */
+  config: AppConfig;
 }
 
 export interface ApiModule {

@@ -1,0 +1,109 @@
+/**
+ * A service of its own for the store-order scenarios: a fresh database (SQLite file, or a PostgreSQL schema
+ * with a Redis prefix), demo pets seeded, MAX_OPEN_ORDERS raised so one bench account can hold every order
+ * the run places, and the pets that are `available` handed out one per request.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { REDIS_URL, uniqueName } from '../../test/helpers.js';
+import { terminate, type Server } from '../../test/support/processes.js';
+import { loadConfig } from '../../src/config.js';
+import { openDatabase } from '../../src/db/index.js';
+import { mintKey } from '../../src/modules/accounts/mint.js';
+import { accountRepository } from '../../src/modules/accounts/repository.js';
+import type { Context } from './scenario.js';
+import { createKey, logFile, seed, trimLog } from './service.js';
+
+export interface OrdersService {
+  server: Server;
+  /** A key with every scope (orders:manage included). */
+  key: string;
+  /** The next of ORDER_ACCOUNTS keys, each its own account, so no account's open orders pile up. */
+  nextKey(): string;
+  /** The next seeded pet that is still `available` (demo pets cycle available, available, pending, sold). */
+  nextAvailablePet(): number;
+  cleanup(): Promise<void>;
+}
+
+/**
+ * Accounts the placing requests rotate through: one account's orders are serialised (its open-order count),
+ * as for a real partner, so the load comes from many, as in production.
+ */
+export const ORDER_ACCOUNTS = 1000;
+
+/** Enterprise accounts with a key each, made in-process the way `keys create` makes them (far faster). */
+async function mintAccounts(env: Record<string, string>, count: number): Promise<string[]> {
+  const database = await openDatabase(loadConfig(env));
+  try {
+    const accounts = database.repository(accountRepository);
+    const keys: string[] = [];
+    const now = Date.now();
+    for (let i = 0; i < count; i++) {
+      const account = await accounts.upsertAccount(
+        { name: `bench-partner-${i}`, plan: 'enterprise', perMinute: 1_000_000_000, perDay: 1_000_000_000 },
+        now,
+      );
+      keys.push((await mintKey(accounts, account.id, now)).key);
+    }
+    return keys;
+  } finally {
+    await database.close();
+  }
+}
+
+export async function startOrdersService(
+  ctx: Context,
+  backend: 'sqlite' | 'postgres',
+  pets: number,
+): Promise<OrdersService> {
+  const cleanups: (() => Promise<void>)[] = [];
+  const cleanup = async (): Promise<void> => {
+    for (const step of cleanups.reverse()) await step().catch((e: Error) => ctx.log(`cleanup: ${e.message}`));
+  };
+  let env: Record<string, string>;
+  if (backend === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'pet-adoption-bench-orders-'));
+    cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
+    env = { DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}` };
+  } else {
+    const { dropSchema, postgresUrl } = await import('../../test/support/postgres.js');
+    const { deleteKeys } = await import('../../test/support/redis.js');
+    const schema = uniqueName('bench_orders');
+    cleanups.push(() => dropSchema(schema));
+    cleanups.push(async () => {
+      await deleteKeys(REDIS_URL, `${schema}:`);
+    });
+    env = { DATABASE_URL: postgresUrl(schema), REDIS_URL, REDIS_PREFIX: `${schema}:` };
+  }
+  Object.assign(env, { LOG_LEVEL: 'info', NODE_OPTIONS: '', MAX_OPEN_ORDERS: '1000000' });
+  try {
+    const key = await createKey(env, 'bench-orders');
+    await seed(env, pets);
+    const keys = await mintAccounts(env, ORDER_ACCOUNTS);
+    let nextKey = 0;
+    const logName = `service-orders-${backend}`;
+    const server = await ctx.serve(`service (orders, ${backend})`, logName, env);
+    cleanups.push(async () => {
+      await terminate(server);
+      trimLog(logFile(logName));
+    });
+    let next = 0;
+    return {
+      server,
+      key,
+      nextKey: () => keys[nextKey++ % keys.length]!,
+      nextAvailablePet() {
+        // Ids 1..pets in seeding order; demo pet i (0-based) is available when i % 4 is 0 or 1.
+        const i = Math.floor(next / 2) * 4 + (next % 2);
+        next++;
+        if (i >= pets) throw new Error(`the ${pets} seeded pets have no available one left`);
+        return i + 1;
+      },
+      cleanup,
+    };
+  } catch (error) {
+    await cleanup();
+    throw error;
+  }
+}

@@ -1,0 +1,175 @@
+import type { PoolClient } from 'pg';
+import type { PostgresDatabase } from '../../db/postgres.js';
+import type { IdempotencyInput } from '../../http/idempotency/index.js';
+import { idempotencyRepository } from '../../http/idempotency/repository.js';
+import type { PostgresIdempotency } from '../../http/idempotency/repository.postgres.js';
+import {
+  fromIdempotent,
+  listShape,
+  TRANSITIONS,
+  type ListOrdersQuery,
+  type OrderRecord,
+  type OrderRepository,
+  type PlaceOrderOutcome,
+  type PlaceOrderResult,
+  type TransitionInput,
+  type TransitionOutcome,
+  type TransitionResult,
+} from './repository.js';
+import type { Inventory } from './schemas.js';
+
+const ORDER_COLUMNS = `o.id, o.account_id AS "accountId", a.name AS "accountName", o.pet_id AS "petId",
+  o.status, o.version, o.created_at AS "createdAt", o.updated_at AS "updatedAt"`;
+const FROM = 'FROM orders o JOIN accounts a ON a.id = o.account_id';
+
+const SQL = {
+  get: `SELECT ${ORDER_COLUMNS} ${FROM} WHERE o.id = $1`,
+  // Serialises one account's orders (the open-order count below cannot be passed by two at once). NO KEY
+  // UPDATE rather than UPDATE: it still excludes the same lock, but not the key-share locks that foreign
+  // keys to the account (idempotency records, orders) take in other transactions.
+  lockAccount: 'SELECT 1 FROM accounts WHERE id = $1 FOR NO KEY UPDATE',
+  // Bounded by the limit: never counts further than it needs to decide.
+  openCount: `SELECT count(*)::int AS n FROM (SELECT 1 FROM orders
+    WHERE account_id = $1 AND status IN ('placed', 'approved') LIMIT $2) open`,
+  petExists: 'SELECT 1 FROM pets WHERE id = $1',
+  // Conditional: of concurrent orders for one pet, the first to lock the row moves it; the others re-check
+  // `status = 'available'` after it commits (READ COMMITTED) and update nothing.
+  holdPet: `UPDATE pets SET status = 'pending', version = version + 1 WHERE id = $1 AND status = 'available'`,
+  insert: `INSERT INTO orders (account_id, pet_id, status, created_at, updated_at)
+    VALUES ($1, $2, 'placed', $3, $3) RETURNING id`,
+  lockOrder: `SELECT ${ORDER_COLUMNS} ${FROM} WHERE o.id = $1 FOR UPDATE OF o`,
+  move: `UPDATE orders SET status = $2, version = version + 1, updated_at = $3 WHERE id = $1 AND status = $4`,
+  movePet: 'UPDATE pets SET status = $2, version = version + 1 WHERE id = $1',
+  inventory: 'SELECT status, count(*)::int AS n FROM pets GROUP BY status',
+} as const;
+
+type Place = { accountId: number; petId: number; maxOpen: number; now: number };
+
+function isOpenOrderConflict(error: unknown): boolean {
+  const { code, constraint } = (error ?? {}) as { code?: unknown; constraint?: unknown };
+  return code === '23505' && constraint === 'orders_one_open_per_pet';
+}
+
+export class PostgresOrderRepository implements OrderRepository {
+  private readonly idempotency: PostgresIdempotency;
+
+  constructor(private readonly db: PostgresDatabase) {
+    this.idempotency = db.repository(idempotencyRepository) as PostgresIdempotency;
+  }
+
+  private async placeIn(client: PoolClient, input: Place): Promise<PlaceOrderOutcome> {
+    await client.query({ name: 'orders_lock_account', text: SQL.lockAccount, values: [input.accountId] });
+    const pet = await client.query({ name: 'orders_pet_exists', text: SQL.petExists, values: [input.petId] });
+    if (pet.rowCount === 0) return { kind: 'unknown_pet' };
+    const open = await client.query<{ n: number }>({
+      name: 'orders_open_count',
+      text: SQL.openCount,
+      values: [input.accountId, input.maxOpen],
+    });
+    if (open.rows[0]!.n >= input.maxOpen) return { kind: 'open_order_limit', limit: input.maxOpen };
+    const held = await client.query({ name: 'orders_hold_pet', text: SQL.holdPet, values: [input.petId] });
+    if (held.rowCount === 0) return { kind: 'pet_not_available' };
+    const inserted = await client.query<{ id: number }>({
+      name: 'orders_insert',
+      text: SQL.insert,
+      values: [input.accountId, input.petId, input.now],
+    });
+    const order = await client.query<OrderRecord>({
+      name: 'orders_get',
+      text: SQL.get,
+      values: [inserted.rows[0]!.id],
+    });
+    return { kind: 'placed', order: order.rows[0]! };
+  }
+
+  async place(input: Place, idem?: IdempotencyInput): Promise<PlaceOrderResult> {
+    try {
+      return await this.db.transaction(async (client) =>
+        idem
+          ? fromIdempotent(
+              await this.idempotency.run(
+                client,
+                idem,
+                () => this.placeIn(client, input),
+                (result) => (result.kind === 'placed' ? { status: 201, body: result.order } : undefined),
+              ),
+            )
+          : this.placeIn(client, input),
+      );
+    } catch (error) {
+      // The conditional update already refuses a held pet; the index is the backstop should any other
+      // path ever open an order for it.
+      if (isOpenOrderConflict(error)) return { kind: 'pet_not_available' };
+      throw error;
+    }
+  }
+
+  private async transitionIn(client: PoolClient, input: TransitionInput): Promise<TransitionOutcome> {
+    // The order's row lock: a racing action waits here and then reads the status this one left.
+    const locked = await client.query<OrderRecord>({
+      name: 'orders_lock_order',
+      text: SQL.lockOrder,
+      values: [input.id],
+    });
+    const order = locked.rows[0];
+    if (!order || (input.accountId !== undefined && order.accountId !== input.accountId)) {
+      return { kind: 'not_found' };
+    }
+    if (input.ifMatch && !input.ifMatch(order.version)) {
+      return { kind: 'precondition_failed', version: order.version };
+    }
+    const move = TRANSITIONS[input.action];
+    if (!move.from.includes(order.status)) return { kind: 'invalid_transition', status: order.status };
+    await client.query({
+      name: 'orders_move',
+      text: SQL.move,
+      values: [order.id, move.to, input.now, order.status],
+    });
+    if (move.pet) {
+      await client.query({ name: 'orders_move_pet', text: SQL.movePet, values: [order.petId, move.pet] });
+    }
+    const after = await client.query<OrderRecord>({ name: 'orders_get', text: SQL.get, values: [order.id] });
+    return { kind: 'done', order: after.rows[0]! };
+  }
+
+  transition(input: TransitionInput, idem?: IdempotencyInput): Promise<TransitionResult> {
+    return this.db.transaction(async (client) =>
+      idem
+        ? fromIdempotent(
+            await this.idempotency.run(
+              client,
+              idem,
+              () => this.transitionIn(client, input),
+              (result) => (result.kind === 'done' ? { status: 200, body: result.order } : undefined),
+            ),
+          )
+        : this.transitionIn(client, input),
+    );
+  }
+
+  async get(id: number): Promise<OrderRecord | undefined> {
+    const [order] = await this.db.query<OrderRecord>({ name: 'orders_get', text: SQL.get, values: [id] });
+    return order;
+  }
+
+  list(query: ListOrdersQuery): Promise<OrderRecord[]> {
+    const { where, values } = listShape(query);
+    const conditions = [...where.map((column, i) => `${column} = $${i + 1}`), `o.id > $${where.length + 1}`];
+    return this.db.query<OrderRecord>({
+      // One named statement per filter shape (at most eight).
+      name: `orders_list_${where.map((c) => c.replace('.', '_')).join('_') || 'all'}`,
+      text: `SELECT ${ORDER_COLUMNS} ${FROM} WHERE ${conditions.join(' AND ')} ORDER BY o.id LIMIT $${where.length + 2}`,
+      values: [...values, query.afterId ?? 0, query.limit],
+    });
+  }
+
+  async inventory(): Promise<Inventory> {
+    const rows = await this.db.query<{ status: string; n: number }>({
+      name: 'orders_inventory',
+      text: SQL.inventory,
+    });
+    const counts: Inventory = { available: 0, pending: 0, sold: 0 };
+    for (const { status, n } of rows) if (status in counts) counts[status as keyof Inventory] = n;
+    return counts;
+  }
+}

@@ -1,0 +1,156 @@
+import type BetterSqlite3 from 'better-sqlite3';
+import { wrap, type SqliteDatabase } from '../../db/sqlite.js';
+import type { IdempotencyInput } from '../../http/idempotency/index.js';
+import { idempotencyRepository } from '../../http/idempotency/repository.js';
+import type { SqliteIdempotency } from '../../http/idempotency/repository.sqlite.js';
+import {
+  fromIdempotent,
+  listShape,
+  TRANSITIONS,
+  type ListOrdersQuery,
+  type OrderRecord,
+  type OrderRepository,
+  type PlaceOrderOutcome,
+  type PlaceOrderResult,
+  type TransitionInput,
+  type TransitionOutcome,
+  type TransitionResult,
+} from './repository.js';
+import type { Inventory } from './schemas.js';
+
+const ORDER_COLUMNS = `o.id, o.account_id AS accountId, a.name AS accountName, o.pet_id AS petId, o.status,
+  o.version, o.created_at AS createdAt, o.updated_at AS updatedAt`;
+const FROM = 'FROM orders o JOIN accounts a ON a.id = o.account_id';
+
+type Place = { accountId: number; petId: number; maxOpen: number; now: number };
+
+/**
+ * Every write is one transaction begun with BEGIN IMMEDIATE through SqliteDatabase.write: the write lock
+ * is taken before anything is read, so the reads that decide (the pet is available, the account's open
+ * orders, the order's status) cannot change before the writes that depend on them, in this process or
+ * another one on the same file; a busy database is retried whole, off the event loop.
+ */
+export class SqliteOrderRepository implements OrderRepository {
+  private readonly db: BetterSqlite3.Database;
+  private readonly idempotency: SqliteIdempotency;
+  private readonly stmt;
+  private readonly listStatements = new Map<string, BetterSqlite3.Statement<unknown[], OrderRecord>>();
+  private readonly placeTransaction;
+  private readonly transitionTransaction;
+
+  constructor(private readonly database: SqliteDatabase) {
+    const db = (this.db = database.db);
+    this.idempotency = database.repository(idempotencyRepository) as SqliteIdempotency;
+    this.stmt = {
+      get: db.prepare<[number], OrderRecord>(`SELECT ${ORDER_COLUMNS} ${FROM} WHERE o.id = ?`),
+      // Bounded by the limit: never counts further than it needs to decide.
+      openCount: db
+        .prepare<[number, number], number>(
+          "SELECT count(*) FROM (SELECT 1 FROM orders WHERE account_id = ? AND status IN ('placed', 'approved') LIMIT ?)",
+        )
+        .pluck(true),
+      petStatus: db.prepare<[number], string>('SELECT status FROM pets WHERE id = ?').pluck(true),
+      holdPet: db.prepare<[number]>(
+        "UPDATE pets SET status = 'pending', version = version + 1 WHERE id = ? AND status = 'available'",
+      ),
+      insert: db
+        .prepare<[number, number, number, number], number>(
+          "INSERT INTO orders (account_id, pet_id, status, created_at, updated_at) VALUES (?, ?, 'placed', ?, ?) RETURNING id",
+        )
+        .pluck(true),
+      move: db.prepare<[string, number, number, string]>(
+        'UPDATE orders SET status = ?, version = version + 1, updated_at = ? WHERE id = ? AND status = ?',
+      ),
+      movePet: db.prepare<[string, number]>('UPDATE pets SET status = ?, version = version + 1 WHERE id = ?'),
+      inventory: db.prepare<[], { status: string; n: number }>(
+        'SELECT status, count(*) AS n FROM pets GROUP BY status',
+      ),
+    };
+    this.placeTransaction = db.transaction((input: Place, idem: IdempotencyInput | undefined) =>
+      fromIdempotent(
+        this.idempotency.run(
+          idem,
+          () => this.placeInTransaction(input),
+          (result) => (result.kind === 'placed' ? { status: 201, body: result.order } : undefined),
+        ),
+      ),
+    );
+    this.transitionTransaction = db.transaction(
+      (input: TransitionInput, idem: IdempotencyInput | undefined) =>
+        fromIdempotent(
+          this.idempotency.run(
+            idem,
+            () => this.transitionInTransaction(input),
+            (result) => (result.kind === 'done' ? { status: 200, body: result.order } : undefined),
+          ),
+        ),
+    );
+  }
+
+  private placeInTransaction(input: Place): PlaceOrderOutcome {
+    const petStatus = this.stmt.petStatus.get(input.petId);
+    if (petStatus === undefined) return { kind: 'unknown_pet' };
+    if (this.stmt.openCount.get(input.accountId, input.maxOpen)! >= input.maxOpen) {
+      return { kind: 'open_order_limit', limit: input.maxOpen };
+    }
+    if (this.stmt.holdPet.run(input.petId).changes === 0) return { kind: 'pet_not_available' };
+    const id = this.stmt.insert.get(input.accountId, input.petId, input.now, input.now)!;
+    return { kind: 'placed', order: this.stmt.get.get(id)! };
+  }
+
+  private transitionInTransaction(input: TransitionInput): TransitionOutcome {
+    const order = this.stmt.get.get(input.id);
+    if (!order || (input.accountId !== undefined && order.accountId !== input.accountId)) {
+      return { kind: 'not_found' };
+    }
+    if (input.ifMatch && !input.ifMatch(order.version)) {
+      return { kind: 'precondition_failed', version: order.version };
+    }
+    const move = TRANSITIONS[input.action];
+    if (!move.from.includes(order.status)) return { kind: 'invalid_transition', status: order.status };
+    this.stmt.move.run(move.to, input.now, order.id, order.status);
+    if (move.pet) this.stmt.movePet.run(move.pet, order.petId);
+    return { kind: 'done', order: this.stmt.get.get(order.id)! };
+  }
+
+  place(input: Place, idempotency?: IdempotencyInput): Promise<PlaceOrderResult> {
+    return this.database.write(() => this.placeTransaction.immediate(input, idempotency));
+  }
+
+  transition(input: TransitionInput, idempotency?: IdempotencyInput): Promise<TransitionResult> {
+    return this.database.write(() => this.transitionTransaction.immediate(input, idempotency));
+  }
+
+  get(id: number): Promise<OrderRecord | undefined> {
+    return wrap(() => this.stmt.get.get(id));
+  }
+
+  list(query: ListOrdersQuery): Promise<OrderRecord[]> {
+    return wrap(() => {
+      const { where, values } = listShape(query);
+      // One prepared statement per filter shape and page size, the limit written into the text: a bound
+      // `LIMIT ?` makes SQLite re-plan on every run (see the pets repository). Sizes are 2..101 via the API.
+      const limit = Number.isSafeInteger(query.limit) && query.limit > 0 ? query.limit : 1;
+      const shape = `${where.join(',')}|${limit}`;
+      let stmt = this.listStatements.get(shape);
+      if (!stmt) {
+        const conditions = [...where.map((column) => `${column} = ?`), 'o.id > ?'].join(' AND ');
+        stmt = this.db.prepare<unknown[], OrderRecord>(
+          `SELECT ${ORDER_COLUMNS} ${FROM} WHERE ${conditions} ORDER BY o.id LIMIT ${limit}`,
+        );
+        if (this.listStatements.size < 1024) this.listStatements.set(shape, stmt);
+      }
+      return stmt.all(...values, query.afterId ?? 0);
+    });
+  }
+
+  inventory(): Promise<Inventory> {
+    return wrap(() => {
+      const counts: Inventory = { available: 0, pending: 0, sold: 0 };
+      for (const { status, n } of this.stmt.inventory.all()) {
+        if (status in counts) counts[status as keyof Inventory] = n;
+      }
+      return counts;
+    });
+  }
+}

@@ -1,0 +1,112 @@
+/**
+ * The orders module's schemas (DESIGN 4.3): `Order` is a component referenced with `$ref`; the rest are
+ * route-local (bodies, query strings, path parameters).
+ */
+import { Type, type Static } from 'typebox';
+import { IdempotencyHeaders } from '../../http/idempotency/index.js';
+import { MAX_ID, ref } from '../../http/schemas.js';
+
+export const ORDER_STATUSES = ['placed', 'approved', 'delivered', 'cancelled'] as const;
+export type OrderStatus = (typeof ORDER_STATUSES)[number];
+/** Statuses that hold the pet (and count against MAX_OPEN_ORDERS). */
+export const OPEN_ORDER_STATUSES: readonly OrderStatus[] = ['placed', 'approved'];
+
+export const OrderStatusSchema = Type.Unsafe<OrderStatus>({
+  type: 'string',
+  enum: [...ORDER_STATUSES],
+  description:
+    '`placed` → `approved` → `delivered`; `placed` or `approved` → `cancelled`. The last two are final.',
+});
+
+const id = (description: string) =>
+  Type.Integer({ format: 'int64', minimum: 1, maximum: MAX_ID, description });
+
+export const Order = Type.Object(
+  {
+    id: Type.Integer({
+      format: 'int64',
+      minimum: 1,
+      description: 'Unique identifier assigned by the service.',
+    }),
+    petId: Type.Integer({ format: 'int64', description: 'The ordered pet.' }),
+    status: OrderStatusSchema,
+    createdAt: Type.String({
+      format: 'date-time',
+      description: 'When the order was placed (RFC 3339, UTC).',
+    }),
+    updatedAt: Type.String({
+      format: 'date-time',
+      description: 'When the order last changed (RFC 3339, UTC).',
+    }),
+    account: Type.Optional(
+      Type.String({ description: 'The placing account. Shown only to callers with `orders:manage`.' }),
+    ),
+  },
+  { $id: 'Order', additionalProperties: false, description: 'A store order for one pet.' },
+);
+export type Order = Static<typeof Order>;
+
+export const Orders = Type.Array(ref(Order), {
+  description: 'A page of orders, ordered by id ascending.',
+});
+
+export const NewOrder = Type.Object(
+  { petId: id('The pet to order; it must be `available`. Unknown ids are rejected with 400.') },
+  { additionalProperties: false, description: 'An order to place. Unknown fields are rejected.' },
+);
+export type NewOrder = Static<typeof NewOrder>;
+
+export const ListOrdersQuery = Type.Object(
+  {
+    limit: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 100,
+        default: 20,
+        description: 'Page size, 1..100. Values outside the range are rejected with 400, never clamped.',
+      }),
+    ),
+    status: Type.Optional({ ...OrderStatusSchema, description: 'Only orders with this status.' }),
+    petId: Type.Optional(id('Only orders of this pet.')),
+    cursor: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description:
+          'Opaque cursor taken from the `Link: rel="next"` header of the previous page. Use it with the same filters.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type ListOrdersQuery = Static<typeof ListOrdersQuery>;
+
+export const OrderIdParams = Type.Object({
+  orderId: Type.Integer({
+    format: 'int64',
+    minimum: 1,
+    description: 'The order id, a positive integer. Malformed: 400; unknown or not yours: 404.',
+  }),
+});
+
+export const Inventory = Type.Object(
+  {
+    available: Type.Integer({ minimum: 0, description: 'Pets that can be ordered.' }),
+    pending: Type.Integer({ minimum: 0, description: 'Pets held by an open order.' }),
+    sold: Type.Integer({ minimum: 0, description: 'Pets whose order was delivered.' }),
+  },
+  { additionalProperties: false, description: 'How many pets are in each status.' },
+);
+export type Inventory = Static<typeof Inventory>;
+
+/** An action's headers: Idempotency-Key and If-Match. */
+export const ActionHeaders = Type.Object({
+  ...IdempotencyHeaders.properties,
+  'if-match': Type.Optional(
+    Type.String({
+      minLength: 1,
+      description:
+        'Act only if the order is still at this version: its strong ETag (`"<n>"`), a list, or `*`. Stale: 412.',
+    }),
+  ),
+});
