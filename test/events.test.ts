@@ -278,6 +278,88 @@ for (const backend of await backends()) {
       }
     });
 
+    test('orders: placed, approved, delivered and cancelled, each with the pet.updated of its status move; none for a refused move', async () => {
+      const pet = await createPet('Orderly');
+      await newEvents();
+      const act = async (url: string, payload?: Record<string, unknown>) => {
+        ctx.clock.advance(1000);
+        const res = await request({ method: 'POST', url, payload });
+        return { res, timestamp: at() };
+      };
+      const withoutAccount = (res: { json(): unknown }) => {
+        const { account: _account, ...order } = res.json() as Record<string, unknown>;
+        return order;
+      };
+      const placed = await act('/v1/store/orders', { petId: pet.id });
+      assert.equal(placed.res.statusCode, 201, placed.res.body);
+      const orderId = (placed.res.json() as { id: number }).id;
+      const approved = await act(`/v1/store/orders/${orderId}/approve`);
+      const refused = await act(`/v1/store/orders/${orderId}/approve`);
+      assert.equal(refused.res.statusCode, 409, refused.res.body);
+      const delivered = await act(`/v1/store/orders/${orderId}/deliver`);
+      assert.equal(delivered.res.statusCode, 200, delivered.res.body);
+      const events = await newEvents();
+      assert.deepEqual(
+        events.map((e) => e.type),
+        ['order.placed', 'pet.updated', 'order.approved', 'order.delivered', 'pet.updated'],
+      );
+      const [p0, p1, a0, d0, d1] = events;
+      const placedOrder = withoutAccount(placed.res);
+      assertEvent(p0, {
+        type: 'order.placed',
+        object: placedOrder,
+        previous: {},
+        version: 1,
+        timestamp: placed.timestamp,
+      });
+      assertEvent(p1, {
+        type: 'pet.updated',
+        object: { ...pet, status: 'pending' },
+        previous: { status: 'available' },
+        version: 2,
+        timestamp: placed.timestamp,
+      });
+      assertEvent(a0, {
+        type: 'order.approved',
+        object: withoutAccount(approved.res),
+        previous: { status: 'placed', updatedAt: placedOrder.updatedAt },
+        version: 2,
+        timestamp: approved.timestamp,
+      });
+      assertEvent(d0, {
+        type: 'order.delivered',
+        object: withoutAccount(delivered.res),
+        previous: { status: 'approved', updatedAt: withoutAccount(approved.res).updatedAt },
+        version: 3,
+        timestamp: delivered.timestamp,
+      });
+      assertEvent(d1, {
+        type: 'pet.updated',
+        object: { ...pet, status: 'sold' },
+        previous: { status: 'pending' },
+        version: 3,
+        timestamp: delivered.timestamp,
+      });
+
+      const other = await createPet('Cancelled');
+      const second = await act('/v1/store/orders', { petId: other.id });
+      const secondId = (second.res.json() as { id: number }).id;
+      const unavailable = await act('/v1/store/orders', { petId: other.id });
+      assert.equal(unavailable.res.statusCode, 409, unavailable.res.body);
+      const cancelled = await act(`/v1/store/orders/${secondId}/cancel`);
+      assert.equal(cancelled.res.statusCode, 200, cancelled.res.body);
+      assert.deepEqual(
+        (await newEvents()).map((e) => `${e.type}:${String(e.data.previous.status)}`),
+        [
+          'pet.created:undefined',
+          'order.placed:undefined',
+          'pet.updated:available',
+          'order.cancelled:placed',
+          'pet.updated:pending',
+        ],
+      );
+    });
+
     test('query validation: unknown type, limit out of range, foreign cursor, unknown parameter → 400', async () => {
       for (const url of [
         '/v1/events?type=pet.adopted',
