@@ -4,6 +4,7 @@
  */
 import { Type, type Static } from 'typebox';
 import { ref } from '../../http/schemas.js';
+import { Order } from '../orders/schemas.js';
 import { Pet } from '../pets/schemas.js';
 
 export const EVENT_TYPES = [
@@ -38,7 +39,7 @@ export const Event = Type.Object(
     }),
     data: Type.Object(
       {
-        object: Type.Union([ref(Pet), Type.Object({}, { additionalProperties: true })], {
+        object: Type.Union([ref(Pet), ref(Order)], {
           description:
             'The resource after the change, exactly as the API returns it (a Pet or an Order); for `pet.deleted` the pet as it was.',
         }),
