@@ -13,6 +13,7 @@ import { openDatabase } from './db/index.js';
 import { IDEMPOTENCY_RETENTION_MS } from './http/idempotency/index.js';
 import { idempotencyRepository } from './http/idempotency/repository.js';
 import { createCounterStore } from './ratelimit/index.js';
+import { EVENT_RETENTION_MS, eventRepository } from './modules/events/index.js';
 
 export const FIRST_KEY_HINT =
   'This is a new database. Create the first API key with:\n' +
@@ -50,6 +51,12 @@ export async function serve(config: Config): Promise<void> {
     idempotency.purge(Date.now() - IDEMPOTENCY_RETENTION_MS).catch((err: unknown) => {
       logger.warn({ err }, 'idempotency purge failed');
     });
+    database
+      .repository(eventRepository)
+      .purge(Date.now() - EVENT_RETENTION_MS)
+      .catch((err: unknown) => {
+        logger.warn({ err }, 'events purge failed');
+      });
   }, 3600_000);
   purge.unref();
 
