@@ -15,6 +15,7 @@ import { idempotencyRepository } from './http/idempotency/repository.js';
 import { createRegistry } from './http/observability.js';
 import { WebhookDispatcher } from './modules/webhooks/dispatcher.js';
 import { createCounterStore } from './ratelimit/index.js';
+import { EVENT_RETENTION_MS, eventRepository } from './modules/events/index.js';
 
 export const FIRST_KEY_HINT =
   'This is a new database. Create the first API key with:\n' +
@@ -66,6 +67,12 @@ export async function serve(config: Config): Promise<void> {
     idempotency.purge(Date.now() - IDEMPOTENCY_RETENTION_MS).catch((err: unknown) => {
       logger.warn({ err }, 'idempotency purge failed');
     });
+    database
+      .repository(eventRepository)
+      .purge(Date.now() - EVENT_RETENTION_MS)
+      .catch((err: unknown) => {
+        logger.warn({ err }, 'events purge failed');
+      });
   }, 3600_000);
   purge.unref();
 

@@ -266,6 +266,9 @@ const DRIFT_COVERAGE = {
     listWebhookDeliveries: [200],
     retryWebhookDelivery: [202, 404],
   },
+  'events feed': {
+    listEvents: [200, 400],
+  },
 } satisfies Record<string, Record<string, number[]>>;
 
 function coveragePairs(statuses: Record<string, number[]>): string[] {
@@ -962,6 +965,20 @@ for (const backend of await backends()) {
       done();
     });
 
+    test('events feed', async () => {
+      const { call, done } = session('events feed');
+      await ctx.app.inject({
+        method: 'POST',
+        url: '/v1/pets',
+        headers: auth(),
+        payload: { name: 'E', categoryId: 1 },
+      });
+      const page = await call('feed', { url: '/v1/events?limit=1', headers: auth() });
+      await call('feed by Link', { url: /^<([^>]+)>/.exec(String(page.headers.link))![1]!, headers: auth() });
+      await call('unknown type', { url: '/v1/events?type=pet.adopted', headers: auth() });
+      done();
+    });
+
     test('the drift tests together cover every documented operation and the expected status codes', () => {
       const expected: Record<string, number[]> = {
         listPets: [200, 400, 401, 403, 429, 503],
@@ -978,6 +995,7 @@ for (const backend of await backends()) {
         cancelOrder: [200, 404],
         getInventory: [200],
         ...DRIFT_COVERAGE.webhooks,
+        listEvents: [200, 400],
       };
       expected.listPets!.push(304);
       expected.getPet!.push(304);

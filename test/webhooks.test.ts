@@ -152,6 +152,49 @@ for (const backend of await backends()) {
       assert.equal(delivery!.lastStatusCode, 200);
     });
 
+    test('a real change (POST /v1/pets) reaches the receiver as its pet.created event', async () => {
+      await clearEndpoints();
+      const { secret } = await createEndpoint({ url, events: ['pet.created'] });
+      const start = receiver.requests.length;
+      const created = await api('POST', '/pets', { name: 'Hooked', categoryId: 1 });
+      assert.equal(created.statusCode, 201);
+      await dispatcher().runOnce();
+      const request = (await receiver.waitFor(start + 1))[start]!;
+      const event = new Webhook(secret).verify(request.body, request.headers) as {
+        type: string;
+        data: { object: unknown };
+      };
+      assert.equal(event.type, 'pet.created');
+      assert.deepEqual(event.data.object, created.json());
+    });
+
+    test('order.* reach the order account and orders:manage endpoints only; pet.* reach all', async () => {
+      await clearEndpoints();
+      const owner = await ctx.createKey({ name: 'order-owner', scopes: ['webhooks:write'] });
+      const stranger = await ctx.createKey({ name: 'stranger', scopes: ['webhooks:write'] });
+      const manager = await ctx.createKey({ name: 'manager', scopes: ['webhooks:write', 'orders:manage'] });
+      const ownerHook = await createEndpoint({ url, events: ['*'] }, owner.key);
+      const strangerHook = await createEndpoint({ url, events: ['*'] }, stranger.key);
+      const managerHook = await createEndpoint({ url, events: ['*'] }, manager.key);
+      const ownerAccount = (await ctx.accounts.findAccount('order-owner'))!;
+      await insertEvent(ctx.database, { type: 'order.placed', accountId: ownerAccount.id });
+      await insertEvent(ctx.database, { type: 'pet.updated' });
+      await dispatcher().runOnce();
+      const types = async (id: number, k: string) =>
+        (await api('GET', `/webhook-endpoints/${id}/deliveries`, undefined, k))
+          .json<{ eventType: string }[]>()
+          .map((d) => d.eventType)
+          .sort();
+      assert.deepEqual(await types(ownerHook.id, owner.key), ['order.placed', 'pet.updated']);
+      assert.deepEqual(await types(strangerHook.id, stranger.key), ['pet.updated']);
+      assert.deepEqual(await types(managerHook.id, manager.key), ['order.placed', 'pet.updated']);
+      for (const k of [owner.key, stranger.key, manager.key]) {
+        for (const e of (await api('GET', '/webhook-endpoints', undefined, k)).json<{ id: number }[]>()) {
+          await api('DELETE', `/webhook-endpoints/${e.id}`, undefined, k);
+        }
+      }
+    });
+
     test('a 500 is retried on schedule; Retry-After later than the schedule is honoured', async () => {
       await clearEndpoints();
       const { id } = await createEndpoint();

@@ -47,18 +47,22 @@ export function decodeCursor(cursor: string): number {
   return id;
 }
 
-/** The `Link` value pointing at the next page: `path?limit=…&<filters>&cursor=…`, filters in given order. */
+/**
+ * The `Link` value pointing at the next page: `path?limit=…&<filters>&cursor=…`, filters in given order.
+ * Without a cursor the link starts from the beginning (a poll of a feed that has shown nothing yet).
+ */
 export function nextLink(
   path: string,
   limit: number,
   filters: Record<string, string | number | undefined>,
-  cursor: string,
+  cursor: string | undefined,
 ): string {
   let query = `limit=${limit}`;
   for (const [name, value] of Object.entries(filters)) {
     if (value !== undefined) query += `&${name}=${encodeURIComponent(String(value))}`;
   }
-  return `<${path}?${query}&cursor=${cursor}>; rel="next"`;
+  if (cursor !== undefined) query += `&cursor=${cursor}`;
+  return `<${path}?${query}>; rel="next"`;
 }
 
 /**

@@ -1,40 +1,28 @@
 /**
- * Webhook test support: events written straight into the outbox (as the change transactions do), and a
+ * Webhook test support: events appended to the outbox (as the change transactions do), and a
  * receiver on 127.0.0.1 that records every request and answers what the test says.
  */
-import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Database } from '../../src/db/database.js';
-import type { PostgresDatabase } from '../../src/db/postgres.js';
-import type { SqliteDatabase } from '../../src/db/sqlite.js';
+import { buildEvent } from '../../src/modules/events/index.js';
+import type { EventType } from '../../src/modules/events/schemas.js';
+import { appendEvent } from './events.js';
 
-/** Appends one event to `events` as E1's writers do; returns its id and the exact payload. */
+/** Appends one event to the outbox with the events module's own builder and writer; returns its id and payload. */
 export async function insertEvent(
   database: Database,
-  event: { type: string; accountId?: number | null; createdAt?: number },
+  event: { type: EventType; accountId?: number | null; createdAt?: number },
 ): Promise<{ id: string; payload: string }> {
-  const id = `evt_${randomBytes(12).toString('hex')}`;
-  const createdAt = event.createdAt ?? Date.now();
-  const payload = JSON.stringify({
-    id,
-    type: event.type,
-    timestamp: new Date(createdAt).toISOString(),
-    data: { object: { id: 1, name: 'Rex' }, previous: {}, version: 1 },
-  });
-  const values = [id, event.type, event.accountId ?? null, payload, createdAt];
-  if (database.kind === 'sqlite') {
-    (database as SqliteDatabase).db
-      .prepare('INSERT INTO events (id, type, account_id, payload, created_at) VALUES (?, ?, ?, ?, ?)')
-      .run(...values);
-  } else {
-    await (database as PostgresDatabase).execute({
-      text: 'INSERT INTO events (id, type, account_id, payload, created_at) VALUES ($1, $2, $3, $4, $5)',
-      values,
-    });
-  }
-  return { id, payload };
+  const built = buildEvent(
+    event.type,
+    { object: { id: 1, name: 'Rex' }, version: 1 },
+    event.createdAt ?? Date.now(),
+    event.accountId ?? null,
+  );
+  await appendEvent(database, built);
+  return { id: built.id, payload: built.payload };
 }
 
 export interface ReceivedRequest {

@@ -24,22 +24,13 @@ import {
   Order,
   OrderIdParams,
   Orders,
+  renderOrder,
 } from './schemas.js';
 
-const rateLimitNote = 'Every response carries the rate-limit headers (see components.headers).';
+// Moved to schemas.ts so the repositories can render an event's object; re-exported for the CLI.
+export { renderOrder } from './schemas.js';
 
-/** The API's view of an order: `account` only for callers who may see every account's orders. */
-export function renderOrder(order: OrderRecord, showAccount: boolean): Order {
-  const json: Order = {
-    id: order.id,
-    petId: order.petId,
-    status: order.status,
-    createdAt: new Date(order.createdAt).toISOString(),
-    updatedAt: new Date(order.updatedAt).toISOString(),
-  };
-  if (showAccount) json.account = order.accountName;
-  return json;
-}
+const rateLimitNote = 'Every response carries the rate-limit headers (see components.headers).';
 
 /** Error responses with the descriptions of this module's own codes. */
 function described(status: number, description: string) {

@@ -2,6 +2,7 @@
  * The orders module's schemas (DESIGN 4.3): `Order` is a component referenced with `$ref`; the rest are
  * route-local (bodies, query strings, path parameters).
  */
+import type { OrderRecord } from './repository.js';
 import { Type, type Static } from 'typebox';
 import { IdempotencyHeaders } from '../../http/idempotency/index.js';
 import { pageQuery } from '../../http/paging.js';
@@ -96,3 +97,16 @@ export const ActionHeaders = Type.Object({
     }),
   ),
 });
+
+/** The API's view of an order: `account` only for callers who may see every account's orders. */
+export function renderOrder(order: OrderRecord, showAccount: boolean): Order {
+  const json: Order = {
+    id: order.id,
+    petId: order.petId,
+    status: order.status,
+    createdAt: new Date(order.createdAt).toISOString(),
+    updatedAt: new Date(order.updatedAt).toISOString(),
+  };
+  if (showAccount) json.account = order.accountName;
+  return json;
+}
