@@ -59,6 +59,11 @@ export interface Config {
   webhookAllowHosts: string[];
   /** How often the webhook dispatcher looks for due deliveries when nothing wakes it. */
   webhookPollMs: number;
+  /**
+   * How long a claimed delivery is leased to one dispatcher; a delivery whose process died is sent again
+   * once its lease expires. Keep it above the 15 s delivery timeout so a slow answer is not sent twice.
+   */
+  webhookLeaseMs: number;
 }
 
 /** The HTTP timeouts' defaults, for apps built without a full Config (tests, benchmarks). */
@@ -213,5 +218,6 @@ export function loadConfig(env: Env = process.env): Config {
     ...httpTimeouts(env),
     webhookAllowHosts: webhookAllowHosts(env),
     webhookPollMs: integer(env, 'WEBHOOK_POLL_MS', 1000, 10, 60_000),
+    webhookLeaseMs: integer(env, 'WEBHOOK_LEASE_MS', 30_000, 100, 3_600_000),
   };
 }

@@ -52,6 +52,7 @@ export async function serve(config: Config): Promise<void> {
     database,
     allowHosts: config.webhookAllowHosts,
     pollMs: config.webhookPollMs,
+    leaseMs: config.webhookLeaseMs,
     registry,
     logger,
   });

@@ -68,6 +68,12 @@ export class Receiver {
     return this.requests;
   }
 
+  /** Resolves once `done` holds for the requests received so far (checked after every arrival). */
+  async waitUntil(done: (requests: ReceivedRequest[]) => boolean): Promise<ReceivedRequest[]> {
+    while (!done(this.requests)) await once(this.server, 'received');
+    return this.requests;
+  }
+
   async close(): Promise<void> {
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
