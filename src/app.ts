@@ -6,6 +6,7 @@ import { Ajv } from 'ajv';
 import addFormatsPlugin from 'ajv-formats';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Registry } from 'prom-client';
 import { systemClock, type Clock } from './clock.js';
 import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, type Config } from './config.js';
 import type { Database } from './db/database.js';
@@ -35,7 +36,7 @@ export type AppConfig = Pick<
   | 'authFailuresPerMinute'
   | 'corsOrigins'
 > &
-  Partial<Pick<Config, 'headersTimeoutMs' | 'requestTimeoutMs' | 'maxOpenOrders'>>;
+  Partial<Pick<Config, 'headersTimeoutMs' | 'requestTimeoutMs' | 'maxOpenOrders' | 'webhookAllowHosts'>>;
 
 export interface AppOptions {
   config: AppConfig;
@@ -48,6 +49,8 @@ export interface AppOptions {
   modules?: ApiModule[];
   /** True while the process is shutting down: /readyz answers 503 so balancers route away. */
   draining?: () => boolean;
+  /** The Prometheus registry /metrics serves; a new one unless given (the server shares it with the dispatcher). */
+  registry?: Registry;
 }
 
 export const BODY_LIMIT = 16 * 1024;
@@ -139,7 +142,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // JSON Merge Patch, parsed like JSON, for the routes that declare it (updatePet).
   registerMergePatch(app);
 
-  const registry = createRegistry();
+  const registry = options.registry ?? createRegistry();
   registerObservability(app, registry);
   // 405s are derived from every /v1 route once all exist (onReady), answered where a 404 would be.
   derived.methods = deriveMethodNotAllowed(app, ROUTER_OPTIONS);

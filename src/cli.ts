@@ -10,6 +10,7 @@ import { migrate } from './cli/migrate.js';
 import { ordersCancel, ordersList } from './cli/orders.js';
 import { seed } from './cli/seed.js';
 import { serveCommand } from './cli/serve.js';
+import { webhooksDeliveries, webhooksList } from './cli/webhooks.js';
 import { ConfigError, loadConfig } from './config.js';
 import { StorageUnavailableError } from './db/database.js';
 
@@ -29,6 +30,9 @@ const USAGE = `Usage: pet-adoption <command>
   orders list [--account NAME] [--status S] [--json]
                                           list store orders (every account's)
   orders cancel ID                        cancel an open order; its pet becomes available again
+  webhooks list [--account NAME] [--json] list webhook endpoints (never their secrets)
+  webhooks deliveries ENDPOINT_ID [--json]
+                                          an endpoint's deliveries: status, attempts, last answer
 
 Configuration comes from the environment: DATABASE_URL, REDIS_URL, PORT, HOST, LOG_LEVEL, … (see README).`;
 
@@ -82,6 +86,11 @@ export async function main(argv: string[]): Promise<number> {
         if (sub === 'list') await ordersList(config, rest);
         else if (sub === 'cancel') await ordersCancel(config, rest);
         else throw new UsageError('orders takes list or cancel');
+        return 0;
+      case 'webhooks':
+        if (sub === 'list') await webhooksList(config, rest);
+        else if (sub === 'deliveries') await webhooksDeliveries(config, rest);
+        else throw new UsageError('webhooks takes list or deliveries');
         return 0;
       default:
         throw new UsageError(`unknown command "${command}"`);

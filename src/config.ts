@@ -52,6 +52,13 @@ export interface Config {
   requestTimeoutMs: number;
   /** How many open (placed or approved) store orders one account may hold at once. */
   maxOpenOrders: number;
+  /**
+   * Hosts (names or addresses) a webhook URL may use over plain http and whose private or loopback addresses
+   * deliveries may reach; everything else must be https to a public address.
+   */
+  webhookAllowHosts: string[];
+  /** How often the webhook dispatcher looks for due deliveries when nothing wakes it. */
+  webhookPollMs: number;
 }
 
 /** The HTTP timeouts' defaults, for apps built without a full Config (tests, benchmarks). */
@@ -159,6 +166,22 @@ function httpTimeouts(env: Env): Pick<Config, 'headersTimeoutMs' | 'requestTimeo
   return { headersTimeoutMs, requestTimeoutMs };
 }
 
+function webhookAllowHosts(env: Env): string[] {
+  const raw = env.WEBHOOK_ALLOW_HOSTS?.trim();
+  if (!raw) return [];
+  return raw.split(',').map((entry) => {
+    // Compared with a URL's hostname: lower-case, IPv6 without brackets.
+    const host = entry
+      .trim()
+      .replace(/^\[(.*)\]$/, '$1')
+      .toLowerCase();
+    if (!/^[a-z0-9.:_-]+$/.test(host)) {
+      throw new ConfigError('WEBHOOK_ALLOW_HOSTS', `"${entry.trim()}" is not a hostname or IP address`);
+    }
+    return host;
+  });
+}
+
 export function loadConfig(env: Env = process.env): Config {
   return {
     port: integer(env, 'PORT', 3000, 0, 65535),
@@ -188,5 +211,7 @@ export function loadConfig(env: Env = process.env): Config {
     drainSeconds: integer(env, 'DRAIN_SECONDS', 5, 0, 300),
     maxOpenOrders: integer(env, 'MAX_OPEN_ORDERS', DEFAULT_MAX_OPEN_ORDERS, 1, 1_000_000),
     ...httpTimeouts(env),
+    webhookAllowHosts: webhookAllowHosts(env),
+    webhookPollMs: integer(env, 'WEBHOOK_POLL_MS', 1000, 10, 60_000),
   };
 }

@@ -12,7 +12,10 @@ import type { Config } from './config.js';
 import { openDatabase } from './db/index.js';
 import { IDEMPOTENCY_RETENTION_MS } from './http/idempotency/index.js';
 import { idempotencyRepository } from './http/idempotency/repository.js';
+import { createRegistry } from './http/observability.js';
+import { WebhookDispatcher } from './modules/webhooks/dispatcher.js';
 import { createCounterStore } from './ratelimit/index.js';
+import { EVENT_RETENTION_MS, eventRepository } from './modules/events/index.js';
 
 export const FIRST_KEY_HINT =
   'This is a new database. Create the first API key with:\n' +
@@ -43,13 +46,33 @@ export async function serve(config: Config): Promise<void> {
   const installationId = await database.installationId();
   const counterStore = await createCounterStore(config, { installationId, logger });
   let draining = false;
-  const app = await buildApp({ config, database, counterStore, logger, draining: () => draining });
+  const registry = createRegistry();
+  const app = await buildApp({ config, database, counterStore, logger, registry, draining: () => draining });
+  const dispatcher = new WebhookDispatcher({
+    database,
+    allowHosts: config.webhookAllowHosts,
+    pollMs: config.webhookPollMs,
+    registry,
+    logger,
+  });
+  // A write may have committed events: look at once rather than at the next poll. Callback style, no
+  // promise per response; wake() is a no-op while a pass runs (it just asks for another).
+  app.addHook('onResponse', (request, _reply, done) => {
+    if (request.method !== 'GET' && request.method !== 'HEAD') dispatcher.wake();
+    done();
+  });
 
   const purge = setInterval(() => {
     const idempotency = database.repository(idempotencyRepository);
     idempotency.purge(Date.now() - IDEMPOTENCY_RETENTION_MS).catch((err: unknown) => {
       logger.warn({ err }, 'idempotency purge failed');
     });
+    database
+      .repository(eventRepository)
+      .purge(Date.now() - EVENT_RETENTION_MS)
+      .catch((err: unknown) => {
+        logger.warn({ err }, 'events purge failed');
+      });
   }, 3600_000);
   purge.unref();
 
@@ -82,12 +105,14 @@ export async function serve(config: Config): Promise<void> {
     await allClosed;
     logger.info('connections closed');
     await app.close();
+    await dispatcher.stop();
     await counterStore.close();
     await database.close();
     logger.flush();
   });
 
   const address = await app.listen({ port: config.port, host: config.host });
+  dispatcher.start();
   const base = `${address}/v1`;
   logger.info(
     { address: base, storage: database.kind, rateLimitStore: counterStore.kind, installationId },

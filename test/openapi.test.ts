@@ -14,10 +14,12 @@ import { generateApiKey } from '../src/modules/accounts/keys.js';
 import { SCOPES } from '../src/modules/accounts/scopes.js';
 import { categoryRepository } from '../src/modules/categories/repository.js';
 import { petRepository } from '../src/modules/pets/repository.js';
+import { webhookRepository } from '../src/modules/webhooks/repository.js';
 import { backends, bearer, createTestContext, type TestContext } from './helpers.js';
 import { faultyApp } from './support/faults.js';
 import { insertOrderRow } from './support/order-rows.js';
 import { declaredScopes, scopesLacking } from './support/scopes.js';
+import { insertEvent } from './support/webhooks.js';
 
 type Json = Record<string, unknown>;
 interface Operation extends Json {
@@ -253,6 +255,19 @@ const DRIFT_COVERAGE = {
     deliverOrder: [200],
     cancelOrder: [200, 404],
     getInventory: [200],
+  },
+  webhooks: {
+    createWebhookEndpoint: [201, 400],
+    listWebhookEndpoints: [200],
+    getWebhookEndpoint: [200, 404],
+    updateWebhookEndpoint: [200, 400],
+    deleteWebhookEndpoint: [204, 404],
+    rotateWebhookSecret: [200],
+    listWebhookDeliveries: [200],
+    retryWebhookDelivery: [202, 404],
+  },
+  'events feed': {
+    listEvents: [200, 400],
   },
 } satisfies Record<string, Record<string, number[]>>;
 
@@ -913,6 +928,57 @@ for (const backend of await backends()) {
       done();
     });
 
+    test('webhooks', async () => {
+      const { call, done } = session('webhooks');
+      const hooks = '/v1/webhook-endpoints';
+      const body = { url: 'https://receiver.example/hook', events: ['*'] };
+      const created = await call('create', { method: 'POST', url: hooks, headers: auth(), payload: body });
+      // A second one, so that the first page of one has a next (its Link).
+      await call('create', { method: 'POST', url: hooks, headers: auth(), payload: body });
+      await call('bad url', {
+        method: 'POST',
+        url: hooks,
+        headers: auth(),
+        payload: { ...body, url: 'http://x.example/' },
+      });
+      const url = `${hooks}/${created.json().id}`;
+      await call('list', { url: `${hooks}?limit=1`, headers: auth() });
+      await call('get', { url, headers: auth() });
+      await call('unknown', { url: `${hooks}/987654321`, headers: auth() });
+      await call('patch', { method: 'PATCH', url, headers: auth(), payload: { enabled: false } });
+      await call('bad patch', { method: 'PATCH', url, headers: auth(), payload: { enabled: null } });
+      await call('rotate', { method: 'POST', url: `${url}/rotate-secret`, headers: auth() });
+      await call('patch back', { method: 'PATCH', url, headers: auth(), payload: { enabled: true } });
+      await insertEvent(ctx.database, { type: 'pet.created' });
+      await insertEvent(ctx.database, { type: 'pet.updated' });
+      await ctx.database.repository(webhookRepository).fanOut(ctx.clock.now, 10);
+      const deliveries = await call('deliveries', { url: `${url}/deliveries?limit=1`, headers: auth() });
+      const delivery = deliveries.json()[0]?.id ?? 0;
+      await call('retry', { method: 'POST', url: `${url}/deliveries/${delivery}/retry`, headers: auth() });
+      await call('retry unknown', {
+        method: 'POST',
+        url: `${url}/deliveries/987654321/retry`,
+        headers: auth(),
+      });
+      await call('delete', { method: 'DELETE', url, headers: auth() });
+      await call('delete again', { method: 'DELETE', url, headers: auth() });
+      done();
+    });
+
+    test('events feed', async () => {
+      const { call, done } = session('events feed');
+      await ctx.app.inject({
+        method: 'POST',
+        url: '/v1/pets',
+        headers: auth(),
+        payload: { name: 'E', categoryId: 1 },
+      });
+      const page = await call('feed', { url: '/v1/events?limit=1', headers: auth() });
+      await call('feed by Link', { url: /^<([^>]+)>/.exec(String(page.headers.link))![1]!, headers: auth() });
+      await call('unknown type', { url: '/v1/events?type=pet.adopted', headers: auth() });
+      done();
+    });
+
     test('the drift tests together cover every documented operation and the expected status codes', () => {
       const expected: Record<string, number[]> = {
         listPets: [200, 400, 401, 403, 429, 503],
@@ -928,6 +994,8 @@ for (const backend of await backends()) {
         deliverOrder: [200],
         cancelOrder: [200, 404],
         getInventory: [200],
+        ...DRIFT_COVERAGE.webhooks,
+        listEvents: [200, 400],
       };
       expected.listPets!.push(304);
       expected.getPet!.push(304);

@@ -92,8 +92,11 @@ for (const backend of await backends()) {
     // Every valid placeOrder holds a pet for the suite's account: no open-order limit here.
     config: { unauthenticatedPerMinute: 100_000, authFailuresPerMinute: 100_000, maxOpenOrders: 1_000_000 },
   });
-  const { key } = await ctx.createKey();
-  const fixtures = await loadFixtures(ctx.app, key);
+  // Resources some modules make are the account's own (webhook endpoints): keys that must succeed on the
+  // fixtures' ids belong to the same account.
+  const SUITE_ACCOUNT = 'security-suite';
+  const { key } = await ctx.createKey({ name: SUITE_ACCOUNT });
+  const fixtures = await loadFixtures(ctx.app, key, ctx.database);
   const doc: OpenApiDoc = (await ctx.app.inject({ url: '/v1/openapi.json' })).json();
   const routes = await protectedRoutes(doc, fixtures);
 
@@ -207,7 +210,10 @@ for (const backend of await backends()) {
           assert401(await send(bearer(expired)), 'expired_api_key', route.label);
           const { key: expiresAtNow } = await ctx.createKey({ expiresAt: ctx.clock.now });
           assert401(await send(bearer(expiresAtNow)), 'expired_api_key', `${route.label} (expiry instant)`);
-          const { key: later } = await ctx.createKey({ expiresAt: ctx.clock.now + 60_000 });
+          const { key: later } = await ctx.createKey({
+            name: SUITE_ACCOUNT,
+            expiresAt: ctx.clock.now + 60_000,
+          });
           const res = await send(bearer(later));
           assert.ok(
             res.statusCode >= 200 && res.statusCode < 300,

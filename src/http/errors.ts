@@ -23,6 +23,8 @@ export const errorCatalogue = {
   },
   not_found: { status: 404, message: 'No such resource.' },
   pet_not_found: { status: 404, message: 'No pet with this id.' },
+  webhook_endpoint_not_found: { status: 404, message: 'No webhook endpoint with this id in this account.' },
+  delivery_not_found: { status: 404, message: 'This webhook endpoint has no delivery with this id.' },
   order_not_found: { status: 404, message: 'No order with this id.' },
   method_not_allowed: { status: 405, message: 'This method is not allowed on this resource.' },
   idempotency_in_progress: {

@@ -4,7 +4,32 @@
  * the previous page; clients must treat it as opaque.
  */
 import type { FastifyReply } from 'fastify';
+import { Type } from 'typebox';
 import { ApiError } from './errors.js';
+
+/**
+ * The paging query parameters every list operation takes; `sameFilters` tells a client what the cursor must
+ * be sent with (e.g. "the same `status`").
+ */
+export function pageQuery(sameFilters: string) {
+  return {
+    limit: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 100,
+        default: 20,
+        description: 'Page size, 1..100. Values outside the range are rejected with 400, never clamped.',
+      }),
+    ),
+    cursor: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description: `Opaque cursor taken from the \`Link: rel="next"\` header of the previous page. Use it with ${sameFilters}.`,
+      }),
+    ),
+  };
+}
 
 export function encodeCursor(lastId: number): string {
   return Buffer.from(`id:${lastId}`).toString('base64url');
@@ -22,18 +47,22 @@ export function decodeCursor(cursor: string): number {
   return id;
 }
 
-/** The `Link` value pointing at the next page: `path?limit=…&<filters>&cursor=…`, filters in given order. */
+/**
+ * The `Link` value pointing at the next page: `path?limit=…&<filters>&cursor=…`, filters in given order.
+ * Without a cursor the link starts from the beginning (a poll of a feed that has shown nothing yet).
+ */
 export function nextLink(
   path: string,
   limit: number,
   filters: Record<string, string | number | undefined>,
-  cursor: string,
+  cursor: string | undefined,
 ): string {
   let query = `limit=${limit}`;
   for (const [name, value] of Object.entries(filters)) {
     if (value !== undefined) query += `&${name}=${encodeURIComponent(String(value))}`;
   }
-  return `<${path}?${query}&cursor=${cursor}>; rel="next"`;
+  if (cursor !== undefined) query += `&cursor=${cursor}`;
+  return `<${path}?${query}>; rel="next"`;
 }
 
 /**

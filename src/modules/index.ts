@@ -1,7 +1,15 @@
 import { categoriesModule } from './categories/index.js';
+import { eventsModule } from './events/index.js';
 import type { ApiModule } from './module.js';
 import { ordersModule } from './orders/index.js';
 import { petsModule } from './pets/index.js';
+import { webhooksModule } from './webhooks/index.js';
 
 /** Every resource module, in the order their routes and tags appear in the OpenAPI document. */
-export const MODULES: ApiModule[] = [petsModule, categoriesModule, ordersModule];
+export const MODULES: ApiModule[] = [
+  petsModule,
+  categoriesModule,
+  ordersModule,
+  eventsModule,
+  webhooksModule,
+];

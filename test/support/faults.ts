@@ -86,14 +86,16 @@ export async function faultyApp(backend: Backend, faults: Fault[] = []): Promise
 }
 
 /**
- * Makes the next pet creations of `database` fail inside their write transaction, after the pet row has
- * really been inserted (on PostgreSQL the transactional path is the one with an Idempotency-Key), until the
- * returned function is called. The app over `database` (or a faultyApp's) uses the same repository instance.
+ * Makes the next pet creations of `database` fail inside their write transaction, after the pet row and its
+ * event have really been inserted, until the returned function is called; a creation for which `error`
+ * returns undefined goes through. The app over `database` (or a faultyApp's) uses the same repository
+ * instance.
  */
-export function failAfterPetInsert(database: Database, error: () => Error): () => void {
+export function failAfterPetInsert(database: Database, error: () => Error | undefined): () => void {
   const { hooks } = database.repository(petRepository) as SqlitePetRepository | PostgresPetRepository;
   hooks.afterInsert = () => {
-    throw error();
+    const failure = error();
+    if (failure) throw failure;
   };
   return () => {
     delete hooks.afterInsert;

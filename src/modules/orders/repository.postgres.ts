@@ -3,9 +3,13 @@ import type { PostgresDatabase } from '../../db/postgres.js';
 import type { IdempotencyInput } from '../../http/idempotency/index.js';
 import { idempotencyRepository } from '../../http/idempotency/repository.js';
 import type { PostgresIdempotency } from '../../http/idempotency/repository.postgres.js';
+import { eventRepository } from '../events/repository.js';
+import type { PostgresEventRepository } from '../events/repository.postgres.js';
 import {
   fromIdempotent,
   listShape,
+  orderEvents,
+  type MovedPet,
   TRANSITIONS,
   type ListOrdersQuery,
   type OrderRecord,
@@ -21,6 +25,7 @@ import type { Inventory } from './schemas.js';
 const ORDER_COLUMNS = `o.id, o.account_id AS "accountId", a.name AS "accountName", o.pet_id AS "petId",
   o.status, o.version, o.created_at AS "createdAt", o.updated_at AS "updatedAt"`;
 const FROM = 'FROM orders o JOIN accounts a ON a.id = o.account_id';
+const MOVED_PET = 'id, name, category_id AS "categoryId", status, version';
 
 const SQL = {
   get: `SELECT ${ORDER_COLUMNS} ${FROM} WHERE o.id = $1`,
@@ -34,12 +39,16 @@ const SQL = {
   petExists: 'SELECT 1 FROM pets WHERE id = $1',
   // Conditional: of concurrent orders for one pet, the first to lock the row moves it; the others re-check
   // `status = 'available'` after it commits (READ COMMITTED) and update nothing.
-  holdPet: `UPDATE pets SET status = 'pending', version = version + 1 WHERE id = $1 AND status = 'available'`,
+  holdPet: `UPDATE pets SET status = 'pending', version = version + 1 WHERE id = $1 AND status = 'available'
+    RETURNING ${MOVED_PET}, 'available' AS "previousStatus"`,
   insert: `INSERT INTO orders (account_id, pet_id, status, created_at, updated_at)
     VALUES ($1, $2, 'placed', $3, $3) RETURNING id`,
   lockOrder: `SELECT ${ORDER_COLUMNS} ${FROM} WHERE o.id = $1 FOR UPDATE OF o`,
   move: `UPDATE orders SET status = $2, version = version + 1, updated_at = $3 WHERE id = $1 AND status = $4`,
-  movePet: 'UPDATE pets SET status = $2, version = version + 1 WHERE id = $1',
+  // The self-join reads the row as it was before this update: the status the event names as previous.
+  movePet: `UPDATE pets p SET status = $2, version = p.version + 1 FROM pets old
+    WHERE p.id = $1 AND old.id = p.id
+    RETURNING p.id, p.name, p.category_id AS "categoryId", p.status, p.version, old.status AS "previousStatus"`,
   inventory: 'SELECT status, count(*)::int AS n FROM pets GROUP BY status',
 } as const;
 
@@ -52,23 +61,34 @@ function isOpenOrderConflict(error: unknown): boolean {
 
 export class PostgresOrderRepository implements OrderRepository {
   private readonly idempotency: PostgresIdempotency;
+  private readonly events: PostgresEventRepository;
 
   constructor(private readonly db: PostgresDatabase) {
     this.idempotency = db.repository(idempotencyRepository) as PostgresIdempotency;
+    this.events = db.repository(eventRepository) as PostgresEventRepository;
   }
 
   private async placeIn(client: PoolClient, input: Place): Promise<PlaceOrderOutcome> {
     await client.query({ name: 'orders_lock_account', text: SQL.lockAccount, values: [input.accountId] });
-    const pet = await client.query({ name: 'orders_pet_exists', text: SQL.petExists, values: [input.petId] });
-    if (pet.rowCount === 0) return { kind: 'unknown_pet' };
+    const exists = await client.query({
+      name: 'orders_pet_exists',
+      text: SQL.petExists,
+      values: [input.petId],
+    });
+    if (exists.rowCount === 0) return { kind: 'unknown_pet' };
     const open = await client.query<{ n: number }>({
       name: 'orders_open_count',
       text: SQL.openCount,
       values: [input.accountId, input.maxOpen],
     });
     if (open.rows[0]!.n >= input.maxOpen) return { kind: 'open_order_limit', limit: input.maxOpen };
-    const held = await client.query({ name: 'orders_hold_pet', text: SQL.holdPet, values: [input.petId] });
-    if (held.rowCount === 0) return { kind: 'pet_not_available' };
+    const held = await client.query<MovedPet>({
+      name: 'orders_hold_pet',
+      text: SQL.holdPet,
+      values: [input.petId],
+    });
+    const pet = held.rows[0];
+    if (!pet) return { kind: 'pet_not_available' };
     const inserted = await client.query<{ id: number }>({
       name: 'orders_insert',
       text: SQL.insert,
@@ -79,7 +99,10 @@ export class PostgresOrderRepository implements OrderRepository {
       text: SQL.get,
       values: [inserted.rows[0]!.id],
     });
-    return { kind: 'placed', order: order.rows[0]! };
+    const placed = order.rows[0]!;
+    for (const event of orderEvents(undefined, placed, pet, input.now))
+      await this.events.append(client, event);
+    return { kind: 'placed', order: placed };
   }
 
   async place(input: Place, idem?: IdempotencyInput): Promise<PlaceOrderResult> {
@@ -125,11 +148,19 @@ export class PostgresOrderRepository implements OrderRepository {
       text: SQL.move,
       values: [order.id, move.to, input.now, order.status],
     });
+    let pet: MovedPet | undefined;
     if (move.pet) {
-      await client.query({ name: 'orders_move_pet', text: SQL.movePet, values: [order.petId, move.pet] });
+      const moved = await client.query<MovedPet>({
+        name: 'orders_move_pet',
+        text: SQL.movePet,
+        values: [order.petId, move.pet],
+      });
+      pet = moved.rows[0];
     }
-    const after = await client.query<OrderRecord>({ name: 'orders_get', text: SQL.get, values: [order.id] });
-    return { kind: 'done', order: after.rows[0]! };
+    const after = (await client.query<OrderRecord>({ name: 'orders_get', text: SQL.get, values: [order.id] }))
+      .rows[0]!;
+    for (const event of orderEvents(order, after, pet, input.now)) await this.events.append(client, event);
+    return { kind: 'done', order: after };
   }
 
   transition(input: TransitionInput, idem?: IdempotencyInput): Promise<TransitionResult> {

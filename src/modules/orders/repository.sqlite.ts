@@ -3,9 +3,13 @@ import { wrap, type SqliteDatabase } from '../../db/sqlite.js';
 import type { IdempotencyInput } from '../../http/idempotency/index.js';
 import { idempotencyRepository } from '../../http/idempotency/repository.js';
 import type { SqliteIdempotency } from '../../http/idempotency/repository.sqlite.js';
+import { eventRepository } from '../events/repository.js';
+import type { SqliteEventRepository } from '../events/repository.sqlite.js';
 import {
   fromIdempotent,
   listShape,
+  orderEvents,
+  type MovedPet,
   TRANSITIONS,
   type ListOrdersQuery,
   type OrderRecord,
@@ -21,6 +25,7 @@ import type { Inventory } from './schemas.js';
 const ORDER_COLUMNS = `o.id, o.account_id AS accountId, a.name AS accountName, o.pet_id AS petId, o.status,
   o.version, o.created_at AS createdAt, o.updated_at AS updatedAt`;
 const FROM = 'FROM orders o JOIN accounts a ON a.id = o.account_id';
+const MOVED_PET = 'id, name, category_id AS categoryId, status, version';
 
 /** ORDER_COLUMNS as an array row, in that order. */
 type OrderRawRow = [
@@ -67,6 +72,7 @@ type Place = { accountId: number; petId: number; maxOpen: number; now: number };
 export class SqliteOrderRepository implements OrderRepository {
   private readonly db: BetterSqlite3.Database;
   private readonly idempotency: SqliteIdempotency;
+  private readonly events: SqliteEventRepository;
   private readonly stmt;
   private readonly listStatements = new Map<number, BetterSqlite3.Statement<unknown[], OrderRawRow>>();
   private readonly placeTransaction;
@@ -75,6 +81,7 @@ export class SqliteOrderRepository implements OrderRepository {
   constructor(private readonly database: SqliteDatabase) {
     const db = (this.db = database.db);
     this.idempotency = database.repository(idempotencyRepository) as SqliteIdempotency;
+    this.events = database.repository(eventRepository) as SqliteEventRepository;
     this.stmt = {
       get: db.prepare<[number], OrderRecord>(`SELECT ${ORDER_COLUMNS} ${FROM} WHERE o.id = ?`),
       // Bounded by the limit: never counts further than it needs to decide.
@@ -84,8 +91,9 @@ export class SqliteOrderRepository implements OrderRepository {
         )
         .pluck(true),
       petStatus: db.prepare<[number], string>('SELECT status FROM pets WHERE id = ?').pluck(true),
-      holdPet: db.prepare<[number]>(
-        "UPDATE pets SET status = 'pending', version = version + 1 WHERE id = ? AND status = 'available'",
+      holdPet: db.prepare<[number], MovedPet>(
+        `UPDATE pets SET status = 'pending', version = version + 1 WHERE id = ? AND status = 'available'
+         RETURNING ${MOVED_PET}, 'available' AS previousStatus`,
       ),
       insert: db
         .prepare<[number, number, number, number], number>(
@@ -95,7 +103,9 @@ export class SqliteOrderRepository implements OrderRepository {
       move: db.prepare<[string, number, number, string]>(
         'UPDATE orders SET status = ?, version = version + 1, updated_at = ? WHERE id = ? AND status = ?',
       ),
-      movePet: db.prepare<[string, number]>('UPDATE pets SET status = ?, version = version + 1 WHERE id = ?'),
+      movePet: db.prepare<[string, number, string | null], MovedPet>(
+        `UPDATE pets SET status = ?, version = version + 1 WHERE id = ? RETURNING ${MOVED_PET}, ? AS previousStatus`,
+      ),
       inventory: db.prepare<[], { status: string; n: number }>(
         'SELECT status, count(*) AS n FROM pets GROUP BY status',
       ),
@@ -127,9 +137,12 @@ export class SqliteOrderRepository implements OrderRepository {
     if (this.stmt.openCount.get(input.accountId, input.maxOpen)! >= input.maxOpen) {
       return { kind: 'open_order_limit', limit: input.maxOpen };
     }
-    if (this.stmt.holdPet.run(input.petId).changes === 0) return { kind: 'pet_not_available' };
+    const pet = this.stmt.holdPet.get(input.petId);
+    if (!pet) return { kind: 'pet_not_available' };
     const id = this.stmt.insert.get(input.accountId, input.petId, input.now, input.now)!;
-    return { kind: 'placed', order: this.stmt.get.get(id)! };
+    const order = this.stmt.get.get(id)!;
+    for (const event of orderEvents(undefined, order, pet, input.now)) this.events.append(event);
+    return { kind: 'placed', order };
   }
 
   private transitionInTransaction(input: TransitionInput): TransitionOutcome {
@@ -143,8 +156,15 @@ export class SqliteOrderRepository implements OrderRepository {
     const move = TRANSITIONS[input.action];
     if (!move.from.includes(order.status)) return { kind: 'invalid_transition', status: order.status };
     this.stmt.move.run(move.to, input.now, order.id, order.status);
-    if (move.pet) this.stmt.movePet.run(move.pet, order.petId);
-    return { kind: 'done', order: this.stmt.get.get(order.id)! };
+    let pet: MovedPet | undefined;
+    if (move.pet) {
+      // The write lock is held: the status read here is the one the update replaces.
+      const previous = this.stmt.petStatus.get(order.petId);
+      pet = this.stmt.movePet.get(move.pet, order.petId, previous ?? null);
+    }
+    const after = this.stmt.get.get(order.id)!;
+    for (const event of orderEvents(order, after, pet, input.now)) this.events.append(event);
+    return { kind: 'done', order: after };
   }
 
   place(input: Place, idempotency?: IdempotencyInput): Promise<PlaceOrderResult> {

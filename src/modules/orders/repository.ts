@@ -1,9 +1,10 @@
 import type { RepositoryFactory } from '../../db/database.js';
 import type { Idempotent, IdempotencyInput } from '../../http/idempotency/index.js';
-import type { PetStatus } from '../pets/schemas.js';
+import { buildEvent, previousValues, type NewEvent } from '../events/repository.js';
+import type { Pet, PetStatus } from '../pets/schemas.js';
 import { PostgresOrderRepository } from './repository.postgres.js';
 import { SqliteOrderRepository } from './repository.sqlite.js';
-import type { Inventory, OrderStatus } from './schemas.js';
+import { renderOrder, type Inventory, type OrderStatus } from './schemas.js';
 
 /** An order as stored, with what the API may or may not show (the account's name, the version). */
 export interface OrderRecord {
@@ -135,4 +136,37 @@ export function listShape(query: ListOrdersQuery): { where: string[]; values: (s
   add('o.status', query.status);
   add('o.pet_id', query.petId);
   return { where, values };
+}
+
+/** A pet row as an order change leaves it, with the status it had before. */
+export type MovedPet = Pet & { version: number; previousStatus: PetStatus };
+
+/**
+ * The events of an order change (DESIGN 4.4), appended in its transaction: the order's (`order.placed` or
+ * `order.<new status>`, visible to the order's account) and then its pet's status move (`pet.updated`).
+ * The order is rendered as its own account sees it (without `account`).
+ */
+export function orderEvents(
+  before: OrderRecord | undefined,
+  after: OrderRecord,
+  pet: MovedPet | undefined,
+  now: number,
+): NewEvent[] {
+  const object = renderOrder(after, false);
+  const previous = before ? previousValues(renderOrder(before, false), object) : {};
+  const type = before ? (`order.${after.status}` as const) : 'order.placed';
+  const events = [
+    buildEvent(type as NewEvent['type'], { object, previous, version: after.version }, now, after.accountId),
+  ];
+  if (pet) {
+    const { version, previousStatus, ...moved } = pet;
+    const object: Pet = {
+      id: moved.id,
+      name: moved.name,
+      categoryId: moved.categoryId,
+      status: moved.status,
+    };
+    events.push(buildEvent('pet.updated', { object, previous: { status: previousStatus }, version }, now));
+  }
+  return events;
 }

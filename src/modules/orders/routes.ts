@@ -24,21 +24,13 @@ import {
   Order,
   OrderIdParams,
   Orders,
+  renderOrder,
 } from './schemas.js';
 
-const rateLimitNote = 'Every response carries the rate-limit headers (see components.headers).';
+// Moved to schemas.ts so the repositories can render an event's object; re-exported for the CLI.
+export { renderOrder } from './schemas.js';
 
-/** The API's view of an order: `account` only for callers who may see every account's orders. */
-export function renderOrder(order: OrderRecord, showAccount: boolean): Order {
-  // Formatting a date is most of rendering an order; an order never changed since placing needs one.
-  const createdAt = new Date(order.createdAt).toISOString();
-  const updatedAt = order.updatedAt === order.createdAt ? createdAt : new Date(order.updatedAt).toISOString();
-  const { id, petId, status } = order;
-  // Two literals rather than adding `account` afterwards: each keeps one object shape for the serializer.
-  return showAccount
-    ? { id, petId, status, createdAt, updatedAt, account: order.accountName }
-    : { id, petId, status, createdAt, updatedAt };
-}
+const rateLimitNote = 'Every response carries the rate-limit headers (see components.headers).';
 
 /** Error responses with the descriptions of this module's own codes. */
 function described(status: number, description: string) {

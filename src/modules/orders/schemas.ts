@@ -2,8 +2,10 @@
  * The orders module's schemas (DESIGN 4.3): `Order` is a component referenced with `$ref`; the rest are
  * route-local (bodies, query strings, path parameters).
  */
+import type { OrderRecord } from './repository.js';
 import { Type, type Static } from 'typebox';
 import { IdempotencyHeaders } from '../../http/idempotency/index.js';
+import { pageQuery } from '../../http/paging.js';
 import { MAX_ID, ref } from '../../http/schemas.js';
 
 export const ORDER_STATUSES = ['placed', 'approved', 'delivered', 'cancelled'] as const;
@@ -58,24 +60,9 @@ export type NewOrder = Static<typeof NewOrder>;
 
 export const ListOrdersQuery = Type.Object(
   {
-    limit: Type.Optional(
-      Type.Integer({
-        minimum: 1,
-        maximum: 100,
-        default: 20,
-        description: 'Page size, 1..100. Values outside the range are rejected with 400, never clamped.',
-      }),
-    ),
+    ...pageQuery('the same filters'),
     status: Type.Optional({ ...OrderStatusSchema, description: 'Only orders with this status.' }),
     petId: Type.Optional(id('Only orders of this pet.')),
-    cursor: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: 200,
-        description:
-          'Opaque cursor taken from the `Link: rel="next"` header of the previous page. Use it with the same filters.',
-      }),
-    ),
   },
   { additionalProperties: false },
 );
@@ -110,3 +97,15 @@ export const ActionHeaders = Type.Object({
     }),
   ),
 });
+
+/** The API's view of an order: `account` only for callers who may see every account's orders. */
+export function renderOrder(order: OrderRecord, showAccount: boolean): Order {
+  // Formatting a date is most of rendering an order; an order never changed since placing needs one.
+  const createdAt = new Date(order.createdAt).toISOString();
+  const updatedAt = order.updatedAt === order.createdAt ? createdAt : new Date(order.updatedAt).toISOString();
+  const { id, petId, status } = order;
+  // Two literals rather than adding `account` afterwards: each keeps one object shape for the serializer.
+  return showAccount
+    ? { id, petId, status, createdAt, updatedAt, account: order.accountName }
+    : { id, petId, status, createdAt, updatedAt };
+}

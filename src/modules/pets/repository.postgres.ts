@@ -4,6 +4,8 @@ import { TurnBatch, type Settled } from '../../db/turn-batch.js';
 import type { Idempotent, IdempotencyInput } from '../../http/idempotency/index.js';
 import { idempotencyRepository } from '../../http/idempotency/repository.js';
 import type { PostgresIdempotency } from '../../http/idempotency/repository.postgres.js';
+import { buildEvent, eventRepository, previousValues } from '../events/repository.js';
+import type { PostgresEventRepository } from '../events/repository.postgres.js';
 import {
   demoPet,
   type CreatePetResult,
@@ -73,7 +75,7 @@ const SQL = {
 
 /** Test seams for fault injection; empty in production. */
 export interface PostgresPetHooks {
-  /** Runs inside the idempotent creation's transaction, right after the pet row is inserted. */
+  /** Runs inside the creation's transaction, right after the pet row and its event are inserted. */
   afterInsert?: (client: PoolClient) => void | Promise<void>;
 }
 
@@ -81,9 +83,11 @@ export class PostgresPetRepository implements PetRepository {
   readonly hooks: PostgresPetHooks = {};
   private readonly pages = new TurnBatch((queries: ListPetsQuery[]) => this.listPages(queries));
   private readonly idempotency: PostgresIdempotency;
+  private readonly events: PostgresEventRepository;
 
   constructor(private readonly db: PostgresDatabase) {
     this.idempotency = db.repository(idempotencyRepository) as PostgresIdempotency;
+    this.events = db.repository(eventRepository) as PostgresEventRepository;
   }
 
   /** The pages asked for in one event-loop turn come from one query (TurnBatch), like key lookups. */
@@ -150,6 +154,7 @@ export class PostgresPetRepository implements PetRepository {
     change: PetChange,
     precondition?: VersionTest,
     idem?: IdempotencyInput,
+    now = idem?.now ?? Date.now(),
   ): Promise<UpdatePetResult> {
     const outcome = await this.writeTransaction(
       idem,
@@ -180,7 +185,13 @@ export class PostgresPetRepository implements PetRepository {
         const updated = rows[0];
         // Unreachable while the row is locked; kept so a lost race can never be reported as success.
         if (!updated) return { kind: 'precondition_failed', version: Number(row.version) };
-        return { kind: 'updated', ...versioned(updated) };
+        const after = versioned(updated);
+        const previous = previousValues(versioned(row).pet, after.pet);
+        await this.events.append(
+          client,
+          buildEvent('pet.updated', { object: after.pet, previous, version: after.version }, now),
+        );
+        return { kind: 'updated', ...after };
       },
       (result) =>
         result.kind === 'updated'
@@ -201,7 +212,12 @@ export class PostgresPetRepository implements PetRepository {
     }
   }
 
-  async delete(id: number, precondition?: VersionTest, idem?: IdempotencyInput): Promise<DeletePetResult> {
+  async delete(
+    id: number,
+    precondition?: VersionTest,
+    idem?: IdempotencyInput,
+    now = idem?.now ?? Date.now(),
+  ): Promise<DeletePetResult> {
     const outcome = await this.writeTransaction(
       idem,
       async (client): Promise<DeletePetResult> => {
@@ -215,6 +231,8 @@ export class PostgresPetRepository implements PetRepository {
         });
         if (deleted.rowCount !== 1)
           return { kind: 'precondition_failed', version: Number(locked.row.version) };
+        const { pet, version } = versioned(locked.row);
+        await this.events.append(client, buildEvent('pet.deleted', { object: pet, version }, now));
         return { kind: 'deleted' };
       },
       (result) => (result.kind === 'deleted' ? { status: 204, body: null } : undefined),
@@ -231,28 +249,25 @@ export class PostgresPetRepository implements PetRepository {
     }
   }
 
-  async create(pet: NewPetRecord, idem?: IdempotencyInput): Promise<CreatePetResult> {
-    const now = idem?.now ?? Date.now();
+  async create(
+    pet: NewPetRecord,
+    idem?: IdempotencyInput,
+    now = idem?.now ?? Date.now(),
+  ): Promise<CreatePetResult> {
     const values = [pet.name, pet.categoryId, pet.status, now];
     try {
-      if (!idem) {
-        // One statement is its own transaction: no need to hold a connection across round trips.
-        const [created] = await this.db.query<Pet>({ name: 'pets_insert', text: SQL.insertPet, values });
-        return created ? { kind: 'created', pet: created } : { kind: 'unknown_category' };
-      }
-      const outcome = await this.db.transaction((client) =>
-        this.idempotency.run(
-          client,
-          idem,
-          async (): Promise<CreatePetResult> => {
-            const inserted = await client.query<Pet>({ name: 'pets_insert', text: SQL.insertPet, values });
-            const created = inserted.rows[0];
-            if (!created) return { kind: 'unknown_category' };
-            await this.hooks.afterInsert?.(client);
-            return { kind: 'created', pet: created };
-          },
-          (result) => (result.kind === 'created' ? { status: 201, body: result.pet } : undefined),
-        ),
+      // Always a transaction: the pet and its event (outbox) commit together.
+      const outcome = await this.writeTransaction(
+        idem,
+        async (client): Promise<CreatePetResult> => {
+          const inserted = await client.query<Pet>({ name: 'pets_insert', text: SQL.insertPet, values });
+          const created = inserted.rows[0];
+          if (!created) return { kind: 'unknown_category' };
+          await this.events.append(client, buildEvent('pet.created', { object: created, version: 1 }, now));
+          await this.hooks.afterInsert?.(client);
+          return { kind: 'created', pet: created };
+        },
+        (result) => (result.kind === 'created' ? { status: 201, body: result.pet } : undefined),
       );
       switch (outcome.kind) {
         case 'done':

@@ -5,6 +5,8 @@ import { settle, TurnBatch, type Settled } from '../../db/turn-batch.js';
 import type { IdempotencyInput } from '../../http/idempotency/index.js';
 import { idempotencyRepository } from '../../http/idempotency/repository.js';
 import type { SqliteIdempotency } from '../../http/idempotency/repository.sqlite.js';
+import { buildEvent, eventRepository, previousValues } from '../events/repository.js';
+import type { SqliteEventRepository } from '../events/repository.sqlite.js';
 import {
   demoPet,
   type CreatePetResult,
@@ -23,6 +25,7 @@ import type { Pet, PetStatus } from './schemas.js';
 type PetRawRow = [id: number, name: string, categoryId: number, status: PetStatus];
 type VersionedRawRow = [...PetRawRow, version: number];
 type Statement = BetterSqlite3.Statement<unknown[], PetRawRow>;
+type Creation = [pet: NewPetRecord, idem: IdempotencyInput | undefined, now: number];
 
 function petFromRaw(row: PetRawRow): Pet {
   return { id: row[0], name: row[1], categoryId: row[2], status: row[3] };
@@ -41,7 +44,7 @@ const PET_COLUMNS = 'id, name, category_id AS categoryId, status';
 
 /** Test seams for fault injection; empty in production. */
 export interface SqlitePetHooks {
-  /** Runs inside a creation's savepoint, right after the pet row is inserted. */
+  /** Runs inside a creation's savepoint, right after the pet row and its event are inserted. */
   afterInsert?: (db: BetterSqlite3.Database) => void;
 }
 
@@ -50,13 +53,15 @@ export class SqlitePetRepository implements PetRepository {
   private readonly database: SqliteDatabase;
   private readonly db: BetterSqlite3.Database;
   private readonly idempotency: SqliteIdempotency;
+  private readonly events: SqliteEventRepository;
   private readonly stmt;
   private readonly createPetTransaction: (
     pet: NewPetRecord,
     idem: IdempotencyInput | undefined,
+    now: number,
   ) => CreatePetResult;
   /** Creations of one event-loop turn, committed together; see create. */
-  private readonly creations: TurnBatch<[NewPetRecord, IdempotencyInput | undefined], CreatePetResult>;
+  private readonly creations: TurnBatch<Creation, CreatePetResult>;
   /** Page queries by page size, with and without the status filter; see listStatement. */
   private readonly listStatements = {
     all: new Map<number, Statement>(),
@@ -67,6 +72,7 @@ export class SqlitePetRepository implements PetRepository {
     this.database = database;
     const db = (this.db = database.db);
     this.idempotency = database.repository(idempotencyRepository) as SqliteIdempotency;
+    this.events = database.repository(eventRepository) as SqliteEventRepository;
     this.stmt = {
       // Raw (array) rows: better-sqlite3 builds row objects property by property through the V8 API, which
       // costs more than the query itself; petFromRaw builds them in JavaScript with one fixed shape.
@@ -100,15 +106,16 @@ export class SqlitePetRepository implements PetRepository {
       ),
       categoryExists: db.prepare<[number], { one: number }>('SELECT 1 AS one FROM categories WHERE id = ?'),
     };
-    this.createPetTransaction = db.transaction((pet: NewPetRecord, idem: IdempotencyInput | undefined) =>
-      this.createInTransaction(pet, idem),
+    this.createPetTransaction = db.transaction(
+      (pet: NewPetRecord, idem: IdempotencyInput | undefined, now: number) =>
+        this.createInTransaction(pet, idem, now),
     );
     // Inside the batch's transaction each creation runs as a nested one, i.e. under its own SAVEPOINT: one
     // that throws is rolled back alone and the others still commit.
-    const groupCommit = db.transaction((batch: [NewPetRecord, IdempotencyInput | undefined][]) => {
+    const groupCommit = db.transaction((batch: Creation[]) => {
       const outcomes: Settled<CreatePetResult>[] = [];
-      for (const [pet, idem] of batch) {
-        const outcome = settle(() => this.createPetTransaction(pet, idem));
+      for (const [pet, idem, now] of batch) {
+        const outcome = settle(() => this.createPetTransaction(pet, idem, now));
         // Some errors (I/O error, disk full, out of memory) make SQLite roll the whole transaction back:
         // the batch's earlier creations are gone with it, and the next savepoint would silently become a
         // transaction of its own. Every caller of the batch fails instead.
@@ -182,6 +189,7 @@ export class SqlitePetRepository implements PetRepository {
     change: PetChange,
     precondition?: VersionTest,
     idem?: IdempotencyInput,
+    now = idem?.now ?? Date.now(),
   ): Promise<UpdatePetResult> {
     return this.writeTransaction((): UpdatePetResult => {
       const outcome = this.idempotency.run(
@@ -206,7 +214,10 @@ export class SqlitePetRepository implements PetRepository {
           );
           // Unreachable under the write lock; kept so a lost race can never be reported as success.
           if (!updated) return { kind: 'precondition_failed', version };
-          return { kind: 'updated', pet: petFromRaw(updated as unknown as PetRawRow), version: updated[4] };
+          const pet = petFromRaw(updated as unknown as PetRawRow);
+          const previous = previousValues(petFromRaw(row as unknown as PetRawRow), pet);
+          this.events.append(buildEvent('pet.updated', { object: pet, previous, version: updated[4] }, now));
+          return { kind: 'updated', pet, version: updated[4] };
         },
         (result) =>
           result.kind === 'updated'
@@ -228,7 +239,12 @@ export class SqlitePetRepository implements PetRepository {
     });
   }
 
-  delete(id: number, precondition?: VersionTest, idem?: IdempotencyInput): Promise<DeletePetResult> {
+  delete(
+    id: number,
+    precondition?: VersionTest,
+    idem?: IdempotencyInput,
+    now = idem?.now ?? Date.now(),
+  ): Promise<DeletePetResult> {
     return this.writeTransaction((): DeletePetResult => {
       const outcome = this.idempotency.run(
         idem,
@@ -241,6 +257,8 @@ export class SqlitePetRepository implements PetRepository {
           if (this.stmt.deletePet.run(id, version).changes !== 1) {
             return { kind: 'precondition_failed', version };
           }
+          const pet = petFromRaw(row as unknown as PetRawRow);
+          this.events.append(buildEvent('pet.deleted', { object: pet, version }, now));
           return { kind: 'deleted' };
         },
         (result) => (result.kind === 'deleted' ? { status: 204, body: null } : undefined),
@@ -258,17 +276,18 @@ export class SqlitePetRepository implements PetRepository {
     });
   }
 
-  private createInTransaction(pet: NewPetRecord, idem: IdempotencyInput | undefined): CreatePetResult {
+  private createInTransaction(
+    pet: NewPetRecord,
+    idem: IdempotencyInput | undefined,
+    now: number,
+  ): CreatePetResult {
     const outcome = this.idempotency.run(
       idem,
       (): CreatePetResult => {
         if (!this.stmt.categoryExists.get(pet.categoryId)) return { kind: 'unknown_category' };
-        const created = this.stmt.insertPet.get(
-          pet.name,
-          pet.categoryId,
-          pet.status,
-          idem?.now ?? Date.now(),
-        )!;
+        const created = this.stmt.insertPet.get(pet.name, pet.categoryId, pet.status, now)!;
+        // In the creation's own savepoint: a creation of the batch that fails takes its event with it.
+        this.events.append(buildEvent('pet.created', { object: created, version: 1 }, now));
         this.hooks.afterInsert?.(this.db);
         return { kind: 'created', pet: created };
       },
@@ -294,8 +313,12 @@ export class SqlitePetRepository implements PetRepository {
    * A quiet server commits each creation alone, one turn later. Within the batch creations run in arrival
    * order, so a duplicate Idempotency-Key replays the first; the in-progress case never arises here.
    */
-  create(pet: NewPetRecord, idempotency?: IdempotencyInput): Promise<CreatePetResult> {
-    return this.creations.add([pet, idempotency]);
+  create(
+    pet: NewPetRecord,
+    idempotency?: IdempotencyInput,
+    now = idempotency?.now ?? Date.now(),
+  ): Promise<CreatePetResult> {
+    return this.creations.add([pet, idempotency, now]);
   }
 
   async seed(count: number, now: number): Promise<number> {

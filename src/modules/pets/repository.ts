@@ -79,19 +79,28 @@ export interface RecordedUpdate {
  *   exists (`unknown_category`), and neither a status change nor a deletion happens while the pet has an
  *   open order (placed or approved: `open_order`). The write itself is conditional on the version read
  *   (`… WHERE id = ? AND version = ?`). An update increments the version. Idempotency as for `create`.
+ * - Every change appends its event (pet.created, pet.updated with the changed fields' old values,
+ *   pet.deleted with the pet as it was) in the same transaction, stamped `now` (the caller's clock; the
+ *   system clock when omitted); a refused or failed write appends none, a replay none either.
  * - Errors reaching the database reject with `StorageUnavailableError`.
  */
 export interface PetRepository {
   list(query: ListPetsQuery): Promise<Pet[]>;
   get(id: number): Promise<VersionedPet | undefined>;
-  create(pet: NewPetRecord, idempotency?: IdempotencyInput): Promise<CreatePetResult>;
+  create(pet: NewPetRecord, idempotency?: IdempotencyInput, now?: number): Promise<CreatePetResult>;
   update(
     id: number,
     change: PetChange,
     precondition?: VersionTest,
     idempotency?: IdempotencyInput,
+    now?: number,
   ): Promise<UpdatePetResult>;
-  delete(id: number, precondition?: VersionTest, idempotency?: IdempotencyInput): Promise<DeletePetResult>;
+  delete(
+    id: number,
+    precondition?: VersionTest,
+    idempotency?: IdempotencyInput,
+    now?: number,
+  ): Promise<DeletePetResult>;
   /** Insert many demo pets at once (the CLI's seed, benchmarks); returns how many were inserted. */
   seed(count: number, now: number): Promise<number>;
 }

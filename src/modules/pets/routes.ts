@@ -106,6 +106,7 @@ export const petRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (app, {
       const result = await pets.create(
         { name: body.name, categoryId: body.categoryId, status: body.status ?? 'available' },
         idempotency,
+        clock(),
       );
       switch (result.kind) {
         case 'created':

@@ -3,6 +3,7 @@
  * and the OpenAPI document; `Pet` and `NewPet` are components, referenced with `$ref` by the routes.
  */
 import { Type, type Static } from 'typebox';
+import { pageQuery } from '../../http/paging.js';
 import { MAX_ID, ref } from '../../http/schemas.js';
 
 export const PET_STATUSES = ['available', 'pending', 'sold'] as const;
@@ -71,26 +72,11 @@ export const Pets = Type.Array(ref(Pet), { description: 'A page of pets, ordered
 
 export const ListPetsQuery = Type.Object(
   {
-    limit: Type.Optional(
-      Type.Integer({
-        minimum: 1,
-        maximum: 100,
-        default: 20,
-        description: 'Page size, 1..100. Values outside the range are rejected with 400, never clamped.',
-      }),
-    ),
+    ...pageQuery('the same `status`'),
     status: Type.Optional({
       ...PetStatusSchema,
       description: 'Only pets with this status. Omitted: no filter.',
     }),
-    cursor: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: 200,
-        description:
-          'Opaque cursor taken from the `Link: rel="next"` header of the previous page. Use it with the same `status`.',
-      }),
-    ),
   },
   { additionalProperties: false },
 );

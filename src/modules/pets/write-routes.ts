@@ -84,7 +84,13 @@ export const writeRoutes: FastifyPluginAsyncTypebox<WriteRoutesOptions> = async 
         [id, name ?? null, categoryId ?? null, status ?? null],
         clock,
       );
-      const result = await pets.update(id, { name, categoryId, status }, precondition(request), idempotency);
+      const result = await pets.update(
+        id,
+        { name, categoryId, status },
+        precondition(request),
+        idempotency,
+        clock(),
+      );
       switch (result.kind) {
         case 'updated':
           return reply.header('etag', strongEtag(result.version)).send(result.pet);
@@ -132,7 +138,7 @@ export const writeRoutes: FastifyPluginAsyncTypebox<WriteRoutesOptions> = async 
       const id = request.params.petId;
       if (id > MAX_ID) throw new ApiError('pet_not_found');
       const idempotency = idempotencyInput(request, 'deletePet', [id], clock);
-      const result = await pets.delete(id, precondition(request), idempotency);
+      const result = await pets.delete(id, precondition(request), idempotency, clock());
       switch (result.kind) {
         case 'deleted':
           return reply.code(204).send(null);

@@ -1,0 +1,103 @@
+/** `webhooks list` and `webhooks deliveries ID`: what an operator needs to see of webhook delivery. */
+import { parseArgs } from 'node:util';
+import type { Config } from '../config.js';
+import { accountRepository } from '../modules/accounts/repository.js';
+import {
+  webhookRepository,
+  type DeliveryRecord,
+  type EndpointRecord,
+} from '../modules/webhooks/repository.js';
+import { renderDelivery, renderEndpoint } from '../modules/webhooks/routes.js';
+import { positiveInt, print, UsageError, withDatabase } from './common.js';
+import { CommandFailed } from './orders.js';
+
+const PAGE = 1000;
+
+export async function webhooksList(config: Config, args: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { account: { type: 'string' }, json: { type: 'boolean' } },
+  });
+  if (positionals.length > 0) throw new UsageError(`webhooks list takes no argument "${positionals[0]}"`);
+  await withDatabase(config, async (database) => {
+    let accountId: number | undefined;
+    if (values.account !== undefined) {
+      const account = await database.repository(accountRepository).findAccount(values.account);
+      if (!account) throw new CommandFailed(`no account named "${values.account}"`);
+      accountId = account.id;
+    }
+    const repo = database.repository(webhookRepository);
+    const all: EndpointRecord[] = [];
+    for (let afterId = 0; ;) {
+      const page = await repo.listEndpoints({ accountId, afterId, limit: PAGE });
+      all.push(...page);
+      if (page.length < PAGE) break;
+      afterId = page.at(-1)!.id;
+    }
+    // Secrets never leave the database through the CLI either.
+    const shown = all.map((e) => ({ ...renderEndpoint(e), accountId: e.accountId }));
+    if (values.json) {
+      print(JSON.stringify(shown));
+      return;
+    }
+    if (shown.length === 0) {
+      print('No webhook endpoints.');
+      return;
+    }
+    print(['    id', 'account', 'enabled', 'events', 'url'].join('  '));
+    for (const e of shown) {
+      const state = e.enabled ? 'yes' : `no (${e.disabledReason ?? 'disabled'})`;
+      print(
+        [String(e.id).padStart(6), String(e.accountId).padStart(7), state, e.events.join(','), e.url].join(
+          '  ',
+        ),
+      );
+    }
+  });
+}
+
+export async function webhooksDeliveries(config: Config, args: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { json: { type: 'boolean' } },
+  });
+  if (positionals.length !== 1) throw new UsageError('webhooks deliveries needs exactly one ENDPOINT_ID');
+  const endpointId = positiveInt(positionals[0], 'ENDPOINT_ID')!;
+  await withDatabase(config, async (database) => {
+    const repo = database.repository(webhookRepository);
+    if (!(await repo.getEndpoint(undefined, endpointId)))
+      throw new CommandFailed(`no webhook endpoint ${endpointId}`);
+    const all: DeliveryRecord[] = [];
+    for (let afterId = 0; ;) {
+      const page = await repo.listDeliveries({ endpointId, afterId, limit: PAGE });
+      all.push(...page);
+      if (page.length < PAGE) break;
+      afterId = page.at(-1)!.id;
+    }
+    const shown = all.map(renderDelivery);
+    if (values.json) {
+      print(JSON.stringify(shown));
+      return;
+    }
+    if (shown.length === 0) {
+      print('No deliveries.');
+      return;
+    }
+    print(['    id', 'status   ', 'attempts', 'last', 'next attempt', 'event'].join('  '));
+    for (const d of shown) {
+      const last = d.lastStatusCode === null ? (d.lastError ?? '-') : String(d.lastStatusCode);
+      print(
+        [
+          String(d.id).padStart(6),
+          d.status.padEnd(9),
+          String(d.attempts).padStart(8),
+          last,
+          d.nextAttemptAt ?? '-',
+          `${d.eventType} ${d.eventId}`,
+        ].join('  '),
+      );
+    }
+  });
+}

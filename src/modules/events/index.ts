@@ -1,0 +1,18 @@
+import type { ApiModule } from '../module.js';
+import { eventRoutes } from './routes.js';
+import { Event } from './schemas.js';
+
+export { buildEvent, eventRepository, previousValues, EVENT_RETENTION_MS } from './repository.js';
+export type { EventRepository, NewEvent } from './repository.js';
+export type { SqliteEventRepository } from './repository.sqlite.js';
+export type { PostgresEventRepository } from './repository.postgres.js';
+
+export const eventsModule: ApiModule = {
+  name: 'events',
+  tag: {
+    name: 'events',
+    description: 'Changes of pets and orders: the feed (webhooks deliver the same events).',
+  },
+  components: [Event],
+  routes: eventRoutes,
+};

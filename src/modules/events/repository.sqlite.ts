@@ -1,0 +1,50 @@
+import type BetterSqlite3 from 'better-sqlite3';
+import { wrap, type SqliteDatabase } from '../../db/sqlite.js';
+import {
+  feedConditions,
+  type EventRepository,
+  type ListEventsQuery,
+  type NewEvent,
+  type StoredEvent,
+} from './repository.js';
+
+export class SqliteEventRepository implements EventRepository {
+  private readonly db: BetterSqlite3.Database;
+  private readonly insert: BetterSqlite3.Statement<[string, string, number | null, string, number]>;
+  private readonly purgeStatement: BetterSqlite3.Statement<[number]>;
+  /** One prepared feed statement per filter shape (4 at most). */
+  private readonly feeds = new Map<string, BetterSqlite3.Statement<unknown[], StoredEvent>>();
+
+  constructor(private readonly database: SqliteDatabase) {
+    const db = (this.db = database.db);
+    this.insert = db.prepare(
+      'INSERT INTO events (id, type, account_id, payload, created_at) VALUES (?, ?, ?, ?, ?)',
+    );
+    this.purgeStatement = db.prepare('DELETE FROM events WHERE created_at < ?');
+  }
+
+  /**
+   * Appends an event. Must run inside the caller's transaction on this connection (better-sqlite3 is
+   * synchronous and SQLite has one writer), so the event commits or rolls back with the change, and seq
+   * order is commit order.
+   */
+  append(event: NewEvent): void {
+    this.insert.run(event.id, event.type, event.accountId, event.payload, event.createdAt);
+  }
+
+  list(query: ListEventsQuery): Promise<StoredEvent[]> {
+    return wrap(() => {
+      const { where, values } = feedConditions(query, () => '?');
+      let stmt = this.feeds.get(where);
+      if (!stmt) {
+        stmt = this.db.prepare<unknown[], StoredEvent>(`SELECT seq, payload FROM events WHERE ${where}`);
+        this.feeds.set(where, stmt);
+      }
+      return stmt.all(...values);
+    });
+  }
+
+  purge(before: number): Promise<number> {
+    return this.database.write(() => this.purgeStatement.run(before).changes);
+  }
+}

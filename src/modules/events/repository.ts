@@ -1,0 +1,109 @@
+import { randomBytes } from 'node:crypto';
+import type { RepositoryFactory } from '../../db/database.js';
+import { PostgresEventRepository } from './repository.postgres.js';
+import { SqliteEventRepository } from './repository.sqlite.js';
+import type { EventType } from './schemas.js';
+
+/** How long events are kept (DESIGN 4.4); older ones are purged whether dispatched or not. */
+export const EVENT_RETENTION_MS = 30 * 24 * 3600_000;
+
+/** An event ready to be appended: its payload is the JSON served and delivered, byte for byte. */
+export interface NewEvent {
+  id: string;
+  type: EventType;
+  /** The order's account for order.* (who may see it); null for pet.* (everyone with events:read). */
+  accountId: number | null;
+  payload: string;
+  createdAt: number;
+}
+
+/**
+ * Builds an event (`{ id, type, timestamp, data: { object, previous, version } }`) at `now`, the writer's
+ * injected clock. `object` must be the resource as the API returns it.
+ */
+export function buildEvent(
+  type: EventType,
+  change: { object: unknown; previous?: Record<string, unknown>; version: number },
+  now: number,
+  accountId: number | null = null,
+): NewEvent {
+  const id = `evt_${randomBytes(12).toString('hex')}`;
+  const payload = JSON.stringify({
+    id,
+    type,
+    timestamp: new Date(now).toISOString(),
+    data: { object: change.object, previous: change.previous ?? {}, version: change.version },
+  });
+  return { id, type, accountId, payload, createdAt: now };
+}
+
+/** The old values of the fields whose value differs between `before` and `after`. */
+export function previousValues<T extends object>(before: T, after: T): Partial<T> {
+  const previous: Partial<T> = {};
+  for (const field of Object.keys(after) as (keyof T)[]) {
+    if (before[field] !== after[field]) previous[field] = before[field];
+  }
+  return previous;
+}
+
+/** Who reads the feed: pet.* is visible to all; order.* to the order's account, or to all with orders:manage. */
+export interface EventViewer {
+  accountId: number;
+  allOrders: boolean;
+}
+
+export interface ListEventsQuery {
+  /** Keyset position: only events with a larger seq. */
+  afterSeq?: number;
+  type?: EventType;
+  limit: number;
+  viewer: EventViewer;
+}
+
+export interface StoredEvent {
+  seq: number;
+  payload: string;
+}
+
+/**
+ * The events repository (the outbox's reading side); test/contracts/events.contract.test.ts holds both
+ * backends to it:
+ *
+ * - Writers append inside their own transaction with the backend's `append` (SQLite: synchronously on the
+ *   same connection, inside the caller's better-sqlite3 transaction; PostgreSQL: on the transaction's
+ *   client), so an event commits with its change or not at all.
+ * - `seq` increases in commit order: a reader that has seen seq n never later finds a new event below n
+ *   (SQLite has one writer; PostgreSQL appends under a transaction advisory lock held until commit).
+ * - `list` returns events after `afterSeq` by seq ascending, at most `limit`, of `type` when given, that
+ *   the viewer may see.
+ * - `purge(before)` deletes events created before `before` (epoch ms), dispatched or not; returns how many.
+ * - Errors reaching the database reject with `StorageUnavailableError`.
+ */
+export interface EventRepository {
+  list(query: ListEventsQuery): Promise<StoredEvent[]>;
+  purge(before: number): Promise<number>;
+}
+
+export const eventRepository: RepositoryFactory<SqliteEventRepository | PostgresEventRepository> = {
+  sqlite: (db) => new SqliteEventRepository(db),
+  postgres: (db) => new PostgresEventRepository(db),
+};
+
+/** The filters of a feed query, shared by both backends' SQL (placeholders are the backend's). */
+export function feedConditions(
+  query: ListEventsQuery,
+  placeholder: (n: number) => string,
+): { where: string; values: (string | number)[] } {
+  const values: (string | number)[] = [query.afterSeq ?? 0];
+  const where = [`seq > ${placeholder(1)}`];
+  if (query.type !== undefined) {
+    values.push(query.type);
+    where.push(`type = ${placeholder(values.length)}`);
+  }
+  if (!query.viewer.allOrders) {
+    values.push(query.viewer.accountId);
+    where.push(`(account_id IS NULL OR account_id = ${placeholder(values.length)})`);
+  }
+  values.push(query.limit);
+  return { where: `${where.join(' AND ')} ORDER BY seq LIMIT ${placeholder(values.length)}`, values };
+}

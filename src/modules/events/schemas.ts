@@ -1,0 +1,98 @@
+/**
+ * The events module's schemas (DESIGN 4.4): the Event component (what the feed lists and webhook receivers
+ * get, byte for byte) and the feed's query.
+ */
+import { Type, type Static } from 'typebox';
+import { ref } from '../../http/schemas.js';
+import { Order } from '../orders/schemas.js';
+import { Pet } from '../pets/schemas.js';
+
+export const EVENT_TYPES = [
+  'pet.created',
+  'pet.updated',
+  'pet.deleted',
+  'order.placed',
+  'order.approved',
+  'order.delivered',
+  'order.cancelled',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+const EventTypeSchema = Type.Unsafe<EventType>({
+  type: 'string',
+  enum: [...EVENT_TYPES],
+  description:
+    'What happened: `pet.created`, `pet.updated`, `pet.deleted`, or `order.<placed|approved|delivered|cancelled>`.',
+});
+
+export const Event = Type.Object(
+  {
+    id: Type.String({
+      pattern: '^evt_[0-9a-f]{24}$',
+      description:
+        'Unique id of the event (`evt_…`); also the `webhook-id` of its deliveries. Deduplicate on it.',
+    }),
+    type: EventTypeSchema,
+    timestamp: Type.String({
+      format: 'date-time',
+      description: 'When the change was committed (RFC 3339, UTC).',
+    }),
+    data: Type.Object(
+      {
+        object: Type.Union([ref(Pet), ref(Order)], {
+          description:
+            'The resource after the change, exactly as the API returns it (a Pet or an Order); for `pet.deleted` the pet as it was.',
+        }),
+        previous: Type.Object(
+          {},
+          {
+            additionalProperties: true,
+            description:
+              'The old values of the fields this change modified (`{}` on creation, on `order.placed` and on deletion).',
+          },
+        ),
+        version: Type.Integer({
+          minimum: 1,
+          description:
+            "The object's version after the change (its ETag); an event with a version not above one already applied is stale.",
+        }),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  {
+    $id: 'Event',
+    additionalProperties: false,
+    description: 'A change of a pet or an order, written in the same transaction as the change.',
+  },
+);
+export type Event = Static<typeof Event>;
+
+export const Events = Type.Array(ref(Event), { description: 'A page of events, oldest first.' });
+
+export const ListEventsQuery = Type.Object(
+  {
+    type: Type.Optional({
+      ...EventTypeSchema,
+      description: 'Only events of this type. Omitted: every type.',
+    }),
+    limit: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 100,
+        default: 20,
+        description: 'Page size, 1..100. Values outside the range are rejected with 400, never clamped.',
+      }),
+    ),
+    cursor: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description:
+          'Opaque cursor taken from the `Link: rel="next"` header of the previous page (or poll). Use it with the same `type`.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type ListEventsQuery = Static<typeof ListEventsQuery>;

@@ -1,0 +1,241 @@
+/**
+ * The webhook dispatcher (DESIGN 4.4), run by every instance: it fans undispatched events out into
+ * deliveries, then claims due deliveries with a lease and sends them, signed by the `standardwebhooks`
+ * package.
+ *
+ * Why our own queue over the outbox tables rather than a queue library: the deliveries must be created in
+ * the same database as the events, in one transaction with marking them dispatched, on SQLite as well as
+ * PostgreSQL. pg-boss and graphile-worker are PostgreSQL-only, BullMQ and bee-queue need Redis (a second
+ * store would break the transactional outbox: an event could be marked dispatched with its deliveries lost),
+ * and the SQLite queues found are single-process toys without leases. Leases plus FOR UPDATE SKIP LOCKED
+ * are a few statements per backend (see repository.*.ts).
+ *
+ * Bounds: at most `concurrency` deliveries in flight per instance and `perEndpoint` per endpoint, so a slow
+ * or hanging receiver holds at most its own slots for at most `timeoutMs`, never an API request (sending
+ * runs on the event loop, off the request path) nor another endpoint.
+ */
+import { Webhook } from 'standardwebhooks';
+import { Counter, Gauge, Registry } from 'prom-client';
+import { systemClock, type Clock } from '../../clock.js';
+import type { Database } from '../../db/database.js';
+import { sendOnce, type SendOptions } from './delivery.js';
+import {
+  webhookRepository,
+  type AttemptOutcome,
+  type ClaimedDelivery,
+  type WebhookRepository,
+} from './repository.js';
+import { DISABLE_AFTER_MS, nextAttemptAt } from './schedule.js';
+
+export const LEASE_MS = 30_000;
+export const DELIVERY_TIMEOUT_MS = 15_000;
+const FAN_OUT_BATCH = 200;
+
+export interface DispatcherLogger {
+  warn(obj: object, msg: string): void;
+}
+
+export interface DispatcherOptions {
+  database: Database;
+  allowHosts: readonly string[];
+  /** How often to look for due work when nothing wakes the dispatcher. */
+  pollMs: number;
+  clock?: Clock;
+  concurrency?: number;
+  perEndpoint?: number;
+  timeoutMs?: number;
+  leaseMs?: number;
+  /** Where the metrics go (the app's /metrics registry); a private one if omitted. */
+  registry?: Registry;
+  logger?: DispatcherLogger;
+  /** The jitter's randomness (tests pin it). */
+  random?: () => number;
+  /** Test seam: name resolution for the SSRF check. */
+  resolve?: SendOptions['resolve'];
+}
+
+export class WebhookDispatcher {
+  private readonly repo: WebhookRepository;
+  private readonly clock: Clock;
+  private readonly concurrency: number;
+  private readonly perEndpoint: number;
+  private readonly timeoutMs: number;
+  private readonly leaseMs: number;
+  private readonly inFlight = new Map<number, number>();
+  private readonly running = new Set<Promise<void>>();
+  private readonly abort = new AbortController();
+  private readonly outcomes: Counter<'outcome'>;
+  private timer: NodeJS.Timeout | undefined;
+  private passing: Promise<void> | undefined;
+  private again = false;
+  private started = false;
+  private stopped = false;
+
+  constructor(private readonly options: DispatcherOptions) {
+    this.repo = options.database.repository(webhookRepository);
+    this.clock = options.clock ?? systemClock;
+    this.concurrency = options.concurrency ?? 32;
+    this.perEndpoint = options.perEndpoint ?? 2;
+    this.timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
+    this.leaseMs = options.leaseMs ?? LEASE_MS;
+    const registers = [options.registry ?? new Registry()];
+    this.outcomes = new Counter({
+      name: 'webhook_deliveries_total',
+      help: 'Webhook delivery attempts by outcome (succeeded, http_error, network_error, refused).',
+      labelNames: ['outcome'] as const,
+      registers,
+    });
+    const repo = this.repo;
+    const clock = this.clock;
+    new Gauge({
+      name: 'webhook_queue_depth',
+      help: 'Pending webhook deliveries of enabled endpoints.',
+      registers,
+      async collect() {
+        this.set((await repo.stats()).pending);
+      },
+    });
+    new Gauge({
+      name: 'webhook_oldest_pending_age_seconds',
+      help: 'Age of the oldest pending webhook delivery (0 when none).',
+      registers,
+      async collect() {
+        const { oldestCreatedAt } = await repo.stats();
+        this.set(oldestCreatedAt === null ? 0 : Math.max(0, (clock() - oldestCreatedAt) / 1000));
+      },
+    });
+  }
+
+  /** Starts polling; wake() makes it look at once. */
+  start(): void {
+    if (this.started || this.stopped) return;
+    this.started = true;
+    this.wake();
+  }
+
+  /** Look for work now (after a commit that may have written events, or a freed slot). Cheap when idle. */
+  wake(): void {
+    if (!this.started || this.stopped) return;
+    if (this.passing) {
+      this.again = true;
+      return;
+    }
+    clearTimeout(this.timer);
+    this.passing = this.pass()
+      .catch((err: unknown) => this.options.logger?.warn({ err }, 'webhook dispatch pass failed'))
+      .finally(() => {
+        this.passing = undefined;
+        if (this.stopped) return;
+        if (this.again) {
+          this.again = false;
+          this.wake();
+        } else {
+          this.timer = setTimeout(() => this.wake(), this.options.pollMs);
+          this.timer.unref();
+        }
+      });
+  }
+
+  /**
+   * Stops polling and aborts what is in flight; those deliveries are not recorded, so their leases expire
+   * and they are sent again (by this instance after a restart, or another one).
+   */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    this.abort.abort();
+    await this.passing;
+    await Promise.allSettled([...this.running]);
+  }
+
+  /** One pass and every delivery it starts, awaited: for tests and the CLI, without the polling loop. */
+  async runOnce(): Promise<void> {
+    await this.pass();
+    await Promise.allSettled([...this.running]);
+  }
+
+  private async pass(): Promise<void> {
+    while ((await this.repo.fanOut(this.clock(), FAN_OUT_BATCH)) === FAN_OUT_BATCH) {
+      if (this.stopped) return;
+    }
+    const free = this.concurrency - this.running.size;
+    if (free <= 0 || this.stopped) return;
+    const busy = [...this.inFlight].filter(([, n]) => n >= this.perEndpoint).map(([id]) => id);
+    const now = this.clock();
+    const claimed = await this.repo.claim({
+      now,
+      leaseUntil: now + this.leaseMs,
+      limit: free,
+      busyEndpoints: busy,
+    });
+    for (const delivery of claimed) {
+      const count = this.inFlight.get(delivery.endpointId) ?? 0;
+      if (count >= this.perEndpoint || this.stopped) {
+        // Claimed beyond the endpoint's share in one batch: give it back for the next pass.
+        await this.repo.release(delivery.id, delivery.leaseToken);
+        continue;
+      }
+      this.inFlight.set(delivery.endpointId, count + 1);
+      const task: Promise<void> = this.deliver(delivery)
+        .catch((err: unknown) =>
+          this.options.logger?.warn({ err, delivery: delivery.id }, 'webhook delivery failed'),
+        )
+        .finally(() => {
+          this.running.delete(task);
+          const left = (this.inFlight.get(delivery.endpointId) ?? 1) - 1;
+          if (left <= 0) this.inFlight.delete(delivery.endpointId);
+          else this.inFlight.set(delivery.endpointId, left);
+          this.wake();
+        });
+      this.running.add(task);
+    }
+  }
+
+  private async deliver(delivery: ClaimedDelivery): Promise<void> {
+    const sentAt = this.clock();
+    const timestamp = new Date(sentAt);
+    // During a rotation both secrets sign; receivers accept any one signature that verifies.
+    const signature = delivery.secrets
+      .map((secret) => new Webhook(secret).sign(delivery.eventId, timestamp, delivery.payload))
+      .join(' ');
+    const result = await sendOnce({
+      url: delivery.url,
+      body: delivery.payload,
+      headers: {
+        'webhook-id': delivery.eventId,
+        'webhook-timestamp': String(Math.floor(sentAt / 1000)),
+        'webhook-signature': signature,
+      },
+      allowHosts: this.options.allowHosts,
+      timeoutMs: this.timeoutMs,
+      resolve: this.options.resolve,
+      signal: this.abort.signal,
+    });
+    // Shut down mid-attempt: leave the lease to expire so the delivery is sent again (at least once).
+    if (this.stopped) return;
+    const now = this.clock();
+    let outcome: AttemptOutcome;
+    if (result.kind === 'answered' && result.statusCode >= 200 && result.statusCode < 300) {
+      this.outcomes.inc({ outcome: 'succeeded' });
+      outcome = { kind: 'succeeded', statusCode: result.statusCode };
+    } else {
+      const answered = result.kind === 'answered';
+      this.outcomes.inc({
+        outcome: answered ? 'http_error' : result.kind === 'refused' ? 'refused' : 'network_error',
+      });
+      outcome = {
+        kind: 'failed',
+        statusCode: answered ? result.statusCode : null,
+        error: answered ? `the receiver answered ${result.statusCode}` : result.error,
+        nextAttemptAt: nextAttemptAt(
+          delivery.attempts + 1,
+          now,
+          answered ? result.retryAfter : undefined,
+          this.options.random,
+        ),
+        gone: answered && result.statusCode === 410,
+      };
+    }
+    await this.repo.complete(delivery.id, delivery.leaseToken, outcome, now, DISABLE_AFTER_MS);
+  }
+}

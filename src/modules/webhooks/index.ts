@@ -1,0 +1,10 @@
+import type { ApiModule } from '../module.js';
+import { webhookRoutes } from './routes.js';
+import { NewWebhookEndpoint, WebhookDelivery, WebhookEndpoint, WebhookEndpointPatch } from './schemas.js';
+
+export const webhooksModule: ApiModule = {
+  name: 'webhooks',
+  tag: { name: 'webhooks', description: 'Endpoints that receive signed events, and their deliveries.' },
+  components: [NewWebhookEndpoint, WebhookEndpoint, WebhookEndpointPatch, WebhookDelivery],
+  routes: webhookRoutes,
+};

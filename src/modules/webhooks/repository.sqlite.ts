@@ -1,0 +1,335 @@
+import { randomBytes } from 'node:crypto';
+import type BetterSqlite3 from 'better-sqlite3';
+import { wrap, type SqliteDatabase } from '../../db/sqlite.js';
+import {
+  endpointWants,
+  formatEvents,
+  parseEvents,
+  type AttemptOutcome,
+  type ClaimedDelivery,
+  type DeliveryRecord,
+  type EndpointChange,
+  type EndpointRecord,
+  type NewEndpoint,
+  type QueueStats,
+  type WebhookRepository,
+} from './repository.js';
+
+export const ENDPOINT_COLUMNS = `id, account_id AS "accountId", url, events, secret,
+  previous_secret AS "previousSecret", previous_expires_at AS "previousExpiresAt", enabled,
+  disabled_reason AS "disabledReason", orders_manage AS "ordersManage", created_at AS "createdAt",
+  updated_at AS "updatedAt"`;
+export const DELIVERY_COLUMNS = `id, endpoint_id AS "endpointId", event_id AS "eventId",
+  event_type AS "eventType", status, attempts, next_attempt_at AS "nextAttemptAt",
+  last_status_code AS "lastStatusCode", last_error AS "lastError", last_attempt_at AS "lastAttemptAt",
+  created_at AS "createdAt"`;
+
+export type EndpointRow = Omit<EndpointRecord, 'events' | 'enabled' | 'ordersManage'> & {
+  events: string;
+  enabled: number;
+  ordersManage: number;
+};
+
+export function toEndpoint(row: EndpointRow): EndpointRecord {
+  return {
+    ...row,
+    events: parseEvents(row.events),
+    enabled: row.enabled === 1,
+    ordersManage: row.ordersManage === 1,
+  };
+}
+
+export interface ClaimRow {
+  id: number;
+  endpointId: number;
+  url: string;
+  secret: string;
+  previousSecret: string | null;
+  previousExpiresAt: number | null;
+  eventId: string;
+  payload: string;
+  attempts: number;
+}
+
+export function toClaimed(row: ClaimRow, leaseToken: string, now: number): ClaimedDelivery {
+  const secrets = [row.secret];
+  if (row.previousSecret !== null && (row.previousExpiresAt ?? 0) > now) secrets.push(row.previousSecret);
+  return {
+    id: row.id,
+    leaseToken,
+    endpointId: row.endpointId,
+    url: row.url,
+    secrets,
+    eventId: row.eventId,
+    payload: row.payload,
+    attempts: row.attempts,
+  };
+}
+
+export const newLeaseToken = (): string => randomBytes(12).toString('base64url');
+
+/** Writes go through SqliteDatabase.write with BEGIN IMMEDIATE: one process holds the write lock at a time. */
+export class SqliteWebhookRepository implements WebhookRepository {
+  private readonly db: BetterSqlite3.Database;
+
+  constructor(private readonly database: SqliteDatabase) {
+    this.db = database.db;
+  }
+
+  private endpoint(accountId: number | undefined, id: number): EndpointRecord | undefined {
+    const row =
+      accountId === undefined
+        ? this.db
+            .prepare<[number], EndpointRow>(`SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = ?`)
+            .get(id)
+        : this.db
+            .prepare<[number, number], EndpointRow>(
+              `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = ? AND account_id = ?`,
+            )
+            .get(id, accountId);
+    return row && toEndpoint(row);
+  }
+
+  createEndpoint(accountId: number, e: NewEndpoint, now: number): Promise<EndpointRecord> {
+    return this.database.write(() => {
+      const row = this.db
+        .prepare<unknown[], EndpointRow>(
+          `INSERT INTO webhook_endpoints (account_id, url, events, secret, orders_manage, created_at, updated_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING ${ENDPOINT_COLUMNS}`,
+        )
+        .get(accountId, e.url, formatEvents(e.events), e.secret, e.ordersManage ? 1 : 0, now, now)!;
+      return toEndpoint(row);
+    });
+  }
+
+  listEndpoints(q: { accountId?: number; afterId?: number; limit: number }): Promise<EndpointRecord[]> {
+    return wrap(() =>
+      this.db
+        .prepare<[number, number | null, number | null, number], EndpointRow>(
+          `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id > ? AND (? IS NULL OR account_id = ?)
+           ORDER BY id LIMIT ?`,
+        )
+        .all(q.afterId ?? 0, q.accountId ?? null, q.accountId ?? null, q.limit)
+        .map(toEndpoint),
+    );
+  }
+
+  getEndpoint(accountId: number | undefined, id: number): Promise<EndpointRecord | undefined> {
+    return wrap(() => this.endpoint(accountId, id));
+  }
+
+  updateEndpoint(
+    accountId: number,
+    id: number,
+    c: EndpointChange,
+    now: number,
+  ): Promise<EndpointRecord | undefined> {
+    return this.database.write(() => {
+      // Re-enabling clears the reason and the failing streak, so the endpoint gets its full 3 days again.
+      const enabled = c.enabled === undefined ? null : c.enabled ? 1 : 0;
+      const row = this.db
+        .prepare<unknown[], EndpointRow>(
+          `UPDATE webhook_endpoints SET url = coalesce(?, url), events = coalesce(?, events),
+             enabled = coalesce(?, enabled),
+             disabled_reason = CASE WHEN ? IS NULL THEN disabled_reason WHEN ? = 1 THEN NULL ELSE 'disabled by the account' END,
+             failing_since = CASE WHEN ? = 1 THEN NULL ELSE failing_since END,
+             updated_at = ?
+           WHERE id = ? AND account_id = ? RETURNING ${ENDPOINT_COLUMNS}`,
+        )
+        .get(
+          c.url ?? null,
+          c.events ? formatEvents(c.events) : null,
+          enabled,
+          enabled,
+          enabled,
+          enabled,
+          now,
+          id,
+          accountId,
+        );
+      return row && toEndpoint(row);
+    });
+  }
+
+  deleteEndpoint(accountId: number, id: number): Promise<boolean> {
+    return this.database.write(
+      () =>
+        this.db.prepare('DELETE FROM webhook_endpoints WHERE id = ? AND account_id = ?').run(id, accountId)
+          .changes > 0,
+    );
+  }
+
+  rotateSecret(
+    accountId: number,
+    id: number,
+    secret: string,
+    previousExpiresAt: number,
+    now: number,
+  ): Promise<EndpointRecord | undefined> {
+    return this.database.write(() => {
+      const row = this.db
+        .prepare<unknown[], EndpointRow>(
+          `UPDATE webhook_endpoints SET previous_secret = secret, previous_expires_at = ?, secret = ?, updated_at = ?
+           WHERE id = ? AND account_id = ? RETURNING ${ENDPOINT_COLUMNS}`,
+        )
+        .get(previousExpiresAt, secret, now, id, accountId);
+      return row && toEndpoint(row);
+    });
+  }
+
+  listDeliveries(q: { endpointId: number; afterId?: number; limit: number }): Promise<DeliveryRecord[]> {
+    return wrap(() =>
+      this.db
+        .prepare<[number, number, number], DeliveryRecord>(
+          `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE endpoint_id = ? AND id > ? ORDER BY id LIMIT ?`,
+        )
+        .all(q.endpointId, q.afterId ?? 0, q.limit),
+    );
+  }
+
+  retryDelivery(endpointId: number, deliveryId: number, now: number): Promise<DeliveryRecord | undefined> {
+    return this.database.write(() =>
+      this.db
+        .prepare<[number, number, number], DeliveryRecord>(
+          `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?
+           WHERE id = ? AND endpoint_id = ? RETURNING ${DELIVERY_COLUMNS}`,
+        )
+        .get(now, deliveryId, endpointId),
+    );
+  }
+
+  fanOut(now: number, limit: number): Promise<number> {
+    const run = this.db.transaction(() => {
+      const events = this.db
+        .prepare<[number], { seq: number; id: string; type: string; accountId: number | null }>(
+          'SELECT seq, id, type, account_id AS accountId FROM events WHERE dispatched = 0 ORDER BY seq LIMIT ?',
+        )
+        .all(limit);
+      if (events.length === 0) return 0;
+      const endpoints = this.db
+        .prepare<[], EndpointRow>(`SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE enabled = 1`)
+        .all()
+        .map(toEndpoint);
+      const insert = this.db.prepare(
+        `INSERT OR IGNORE INTO webhook_deliveries (endpoint_id, event_id, event_type, next_attempt_at, created_at)
+         VALUES (?, ?, ?, ?, ?)`,
+      );
+      const mark = this.db.prepare('UPDATE events SET dispatched = 1 WHERE seq = ?');
+      for (const event of events) {
+        for (const endpoint of endpoints) {
+          if (endpointWants(endpoint, event)) insert.run(endpoint.id, event.id, event.type, now, now);
+        }
+        mark.run(event.seq);
+      }
+      return events.length;
+    });
+    return this.database.write(() => run.immediate());
+  }
+
+  claim(q: {
+    now: number;
+    leaseUntil: number;
+    limit: number;
+    busyEndpoints: number[];
+  }): Promise<ClaimedDelivery[]> {
+    const run = this.db.transaction(() => {
+      const token = newLeaseToken();
+      const busy = JSON.stringify(q.busyEndpoints);
+      const rows = this.db
+        .prepare<unknown[], ClaimRow>(
+          `SELECT d.id, d.endpoint_id AS endpointId, e.url, e.secret, e.previous_secret AS previousSecret,
+             e.previous_expires_at AS previousExpiresAt, d.event_id AS eventId, ev.payload, d.attempts
+           FROM webhook_deliveries d
+           JOIN webhook_endpoints e ON e.id = d.endpoint_id
+           JOIN events ev ON ev.id = d.event_id
+           WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND (d.lease_until IS NULL OR d.lease_until <= ?)
+             AND e.enabled = 1 AND d.endpoint_id NOT IN (SELECT value FROM json_each(?))
+           ORDER BY d.next_attempt_at, d.id LIMIT ?`,
+        )
+        .all(q.now, q.now, busy, q.limit);
+      const lease = this.db.prepare(
+        'UPDATE webhook_deliveries SET lease_until = ?, lease_token = ? WHERE id = ?',
+      );
+      for (const row of rows) lease.run(q.leaseUntil, token, row.id);
+      return rows.map((row) => toClaimed(row, token, q.now));
+    });
+    return this.database.write(() => run.immediate());
+  }
+
+  release(id: number, leaseToken: string): Promise<void> {
+    return this.database.write(() => {
+      this.db
+        .prepare(
+          'UPDATE webhook_deliveries SET lease_until = NULL, lease_token = NULL WHERE id = ? AND lease_token = ?',
+        )
+        .run(id, leaseToken);
+    });
+  }
+
+  complete(
+    id: number,
+    leaseToken: string,
+    outcome: AttemptOutcome,
+    now: number,
+    disableAfterMs: number,
+  ): Promise<boolean> {
+    const run = this.db.transaction(() => {
+      const endpointId = this.db
+        .prepare<[number, string], number>(
+          'SELECT endpoint_id FROM webhook_deliveries WHERE id = ? AND lease_token = ?',
+        )
+        .pluck(true)
+        .get(id, leaseToken);
+      if (endpointId === undefined) return false;
+      const record = this.db.prepare(
+        `UPDATE webhook_deliveries SET status = ?, attempts = attempts + 1, next_attempt_at = ?, lease_until = NULL,
+           lease_token = NULL, last_status_code = ?, last_error = ?, last_attempt_at = ? WHERE id = ?`,
+      );
+      if (outcome.kind === 'succeeded') {
+        record.run('succeeded', null, outcome.statusCode, null, now, id);
+        this.db.prepare('UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ?').run(endpointId);
+        return true;
+      }
+      const status = outcome.nextAttemptAt === null ? 'failed' : 'pending';
+      record.run(status, outcome.nextAttemptAt, outcome.statusCode, outcome.error, now, id);
+      this.db
+        .prepare('UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, ?) WHERE id = ?')
+        .run(now, endpointId);
+      const since = this.db
+        .prepare<[number], number | null>('SELECT failing_since FROM webhook_endpoints WHERE id = ?')
+        .pluck(true)
+        .get(endpointId);
+      const reason = outcome.gone
+        ? 'the receiver answered 410 Gone'
+        : since !== null && since !== undefined && now - since >= disableAfterMs
+          ? 'deliveries failed for 3 days'
+          : null;
+      if (reason !== null) {
+        this.db
+          .prepare(
+            'UPDATE webhook_endpoints SET enabled = 0, disabled_reason = ?, updated_at = ? WHERE id = ?',
+          )
+          .run(reason, now, endpointId);
+        this.db
+          .prepare(
+            `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL,
+               last_error = coalesce(last_error, 'endpoint disabled') WHERE endpoint_id = ? AND status = 'pending'`,
+          )
+          .run(endpointId);
+      }
+      return true;
+    });
+    return this.database.write(() => run.immediate());
+  }
+
+  stats(): Promise<QueueStats> {
+    return wrap(() =>
+      this.db
+        .prepare<[], QueueStats>(
+          `SELECT count(*) AS pending, min(d.created_at) AS oldestCreatedAt FROM webhook_deliveries d
+             JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE d.status = 'pending' AND e.enabled = 1`,
+        )
+        .get()!,
+    );
+  }
+}
