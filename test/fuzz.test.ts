@@ -11,22 +11,20 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
-import { assertErrorShape, SAFE_REQUEST_ID } from './support/assertions.js';
+import { SAFE_REQUEST_ID } from './support/assertions.js';
+import {
+  anyString,
+  assertWellFormed,
+  headerValue,
+  pathSegment,
+  printable,
+  RUNS,
+  SEED,
+  SETTINGS,
+  TEST_TIMEOUT,
+} from './support/fuzz.js';
 import { PET_STATUSES } from '../src/modules/pets/schemas.js';
 import { backends, bearer, countPets, createTestContext, type TestContext } from './helpers.js';
-
-const SEED = Number(process.env.FUZZ_SEED ?? 20_260_615);
-const RUNS = Number(process.env.FUZZ_RUNS ?? 300);
-const SETTINGS = { seed: SEED, numRuns: RUNS, timeout: 10_000, endOnFailure: false } as const;
-/** A generous bound for a whole property: a hang fails the test instead of stalling the run. */
-const TEST_TIMEOUT = 120_000;
-
-/** The invariant every response keeps, whatever the request. */
-function assertWellFormed(res: LightMyRequestResponse, label: string): void {
-  assert.ok(res.statusCode < 500, `${label}: ${res.statusCode} ${res.body}`);
-  assert.match(String(res.headers['x-request-id']), SAFE_REQUEST_ID, `${label}: X-Request-Id`);
-  if (res.statusCode >= 400) assertErrorShape(res, res.statusCode, /./, label);
-}
 
 function isPet(value: unknown): boolean {
   const pet = value as Record<string, unknown>;
@@ -41,23 +39,6 @@ function isPet(value: unknown): boolean {
     Object.keys(pet).length === 4
   );
 }
-
-// Header values a real HTTP client can send: visible ASCII, space, tab and obs-text (no CR, LF, NUL).
-const headerChar = fc
-  .oneof(fc.integer({ min: 0x20, max: 0x7e }), fc.constant(0x09), fc.integer({ min: 0x80, max: 0xff }))
-  .map((c) => String.fromCharCode(c));
-const headerValue = fc.string({ unit: headerChar, maxLength: 80 });
-const printable = fc.string({
-  unit: fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c)),
-  maxLength: 40,
-});
-
-const anyString = fc.oneof(
-  fc.string(),
-  fc.string({ unit: 'grapheme', maxLength: 120 }),
-  fc.string({ unit: 'binary', maxLength: 60 }),
-  printable,
-);
 
 /** Bodies shaped roughly like a NewPet, so that some are valid and are created. */
 const petLike = fc
@@ -289,39 +270,8 @@ for (const backend of await backends()) {
     });
 
     test('random path segments for GET /v1/pets/{x}', { timeout: TEST_TIMEOUT }, async (t) => {
-      const segment = fc.oneof(
-        fc.string().map(encodeURIComponent),
-        fc.string({ unit: 'binary', maxLength: 20 }).map(encodeURIComponent),
-        printable.map((s) => s.replace(/[/?#]/g, '')),
-        fc.bigInt({ min: -(2n ** 70n), max: 2n ** 70n }).map(String),
-        fc.integer({ min: 0, max: 50 }).map(String),
-        fc.double().map(String),
-        fc.constantFrom(
-          '0',
-          '00',
-          '01',
-          '+1',
-          '1.0',
-          '1e2',
-          '9007199254740991',
-          '9007199254740992',
-          '9223372036854775807',
-          '9223372036854775808',
-          '%',
-          '%zz',
-          '%00',
-          '%2F',
-          '..',
-          '.',
-          '%2e%2e',
-          'null',
-          'undefined',
-          'NaN',
-          'Infinity',
-        ),
-      );
       await fc.assert(
-        fc.asyncProperty(segment, async (x) => {
+        fc.asyncProperty(pathSegment, async (x) => {
           const url = `/v1/pets/${x}`;
           const res = await send({ url, headers: bearer(key) }, `GET ${url}`);
           assert.ok([200, 400, 404].includes(res.statusCode), `${url}: ${res.statusCode} ${res.body}`);
