@@ -38,6 +38,29 @@ export type Idempotent<T> =
   | { kind: 'mismatch' }
   | { kind: 'in_progress' };
 
+/** How a repository answers a write it refused for its idempotency key. */
+export type IdempotencyRefusal = { kind: 'idempotency_mismatch' } | { kind: 'idempotency_in_progress' };
+
+/**
+ * An idempotent write's outcome in a repository's result vocabulary: the write's own result, the replay
+ * `replay` makes of the recorded response, or the refusal.
+ */
+export function settleIdempotent<T, R>(
+  outcome: Idempotent<T>,
+  replay: (status: number, body: unknown) => R,
+): T | R | IdempotencyRefusal {
+  switch (outcome.kind) {
+    case 'done':
+      return outcome.value;
+    case 'replayed':
+      return replay(outcome.status, outcome.body);
+    case 'mismatch':
+      return { kind: 'idempotency_mismatch' };
+    case 'in_progress':
+      return { kind: 'idempotency_in_progress' };
+  }
+}
+
 /** The response a successful write records, to be replayed byte for byte. */
 export interface Recorded {
   status: number;

@@ -1,5 +1,5 @@
 import type { RepositoryFactory } from '../../db/database.js';
-import type { Idempotent, IdempotencyInput } from '../../http/idempotency/index.js';
+import { settleIdempotent, type Idempotent, type IdempotencyInput } from '../../http/idempotency/index.js';
 import { buildEvent, previousValues, type NewEvent } from '../events/repository.js';
 import type { Pet, PetStatus } from '../pets/schemas.js';
 import { PostgresOrderRepository } from './repository.postgres.js';
@@ -75,16 +75,11 @@ export type TransitionResult = Replayable<TransitionOutcome>;
 
 /** An idempotent write's outcome in the repository's result vocabulary. */
 export function fromIdempotent<T>(outcome: Idempotent<T>): Replayable<T> {
-  switch (outcome.kind) {
-    case 'done':
-      return outcome.value;
-    case 'replayed':
-      return { kind: 'replayed', status: outcome.status, body: outcome.body as OrderRecord };
-    case 'mismatch':
-      return { kind: 'idempotency_mismatch' };
-    case 'in_progress':
-      return { kind: 'idempotency_in_progress' };
-  }
+  return settleIdempotent(outcome, (status, body) => ({
+    kind: 'replayed' as const,
+    status,
+    body: body as OrderRecord,
+  }));
 }
 
 /**

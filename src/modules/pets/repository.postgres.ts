@@ -1,7 +1,7 @@
 import type { PoolClient } from 'pg';
 import type { PostgresDatabase } from '../../db/postgres.js';
 import { TurnBatch, type Settled } from '../../db/turn-batch.js';
-import type { Idempotent, IdempotencyInput } from '../../http/idempotency/index.js';
+import { settleIdempotent, type Idempotent, type IdempotencyInput } from '../../http/idempotency/index.js';
 import { idempotencyRepository } from '../../http/idempotency/repository.js';
 import type { PostgresIdempotency } from '../../http/idempotency/repository.postgres.js';
 import { buildEvent, eventRepository, previousValues } from '../events/repository.js';
@@ -198,18 +198,10 @@ export class PostgresPetRepository implements PetRepository {
           ? { status: 200, body: { pet: result.pet, version: result.version } satisfies RecordedUpdate }
           : undefined,
     );
-    switch (outcome.kind) {
-      case 'done':
-        return outcome.value;
-      case 'replayed': {
-        const recorded = outcome.body as RecordedUpdate;
-        return { kind: 'replayed', status: outcome.status, pet: recorded.pet, version: recorded.version };
-      }
-      case 'mismatch':
-        return { kind: 'idempotency_mismatch' };
-      case 'in_progress':
-        return { kind: 'idempotency_in_progress' };
-    }
+    return settleIdempotent(outcome, (status, body) => {
+      const recorded = body as RecordedUpdate;
+      return { kind: 'replayed' as const, status, pet: recorded.pet, version: recorded.version };
+    });
   }
 
   async delete(
@@ -237,16 +229,7 @@ export class PostgresPetRepository implements PetRepository {
       },
       (result) => (result.kind === 'deleted' ? { status: 204, body: null } : undefined),
     );
-    switch (outcome.kind) {
-      case 'done':
-        return outcome.value;
-      case 'replayed':
-        return { kind: 'replayed', status: outcome.status };
-      case 'mismatch':
-        return { kind: 'idempotency_mismatch' };
-      case 'in_progress':
-        return { kind: 'idempotency_in_progress' };
-    }
+    return settleIdempotent(outcome, (status) => ({ kind: 'replayed' as const, status }));
   }
 
   async create(
@@ -269,16 +252,11 @@ export class PostgresPetRepository implements PetRepository {
         },
         (result) => (result.kind === 'created' ? { status: 201, body: result.pet } : undefined),
       );
-      switch (outcome.kind) {
-        case 'done':
-          return outcome.value;
-        case 'replayed':
-          return { kind: 'replayed', status: outcome.status, body: outcome.body as Pet };
-        case 'mismatch':
-          return { kind: 'idempotency_mismatch' };
-        case 'in_progress':
-          return { kind: 'idempotency_in_progress' };
-      }
+      return settleIdempotent(outcome, (status, body) => ({
+        kind: 'replayed' as const,
+        status,
+        body: body as Pet,
+      }));
     } catch (error) {
       // The EXISTS check cannot see a category deleted concurrently; the foreign key still can.
       const { code, constraint } = (error ?? {}) as { code?: unknown; constraint?: unknown };

@@ -2,7 +2,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { translateSqliteError, wrap, type SqliteDatabase } from '../../db/sqlite.js';
 import { StorageUnavailableError } from '../../db/database.js';
 import { settle, TurnBatch, type Settled } from '../../db/turn-batch.js';
-import type { IdempotencyInput } from '../../http/idempotency/index.js';
+import { settleIdempotent, type IdempotencyInput } from '../../http/idempotency/index.js';
 import { idempotencyRepository } from '../../http/idempotency/repository.js';
 import type { SqliteIdempotency } from '../../http/idempotency/repository.sqlite.js';
 import { buildEvent, eventRepository, previousValues } from '../events/repository.js';
@@ -224,18 +224,10 @@ export class SqlitePetRepository implements PetRepository {
             ? { status: 200, body: { pet: result.pet, version: result.version } satisfies RecordedUpdate }
             : undefined,
       );
-      switch (outcome.kind) {
-        case 'done':
-          return outcome.value;
-        case 'replayed': {
-          const recorded = outcome.body as RecordedUpdate;
-          return { kind: 'replayed', status: outcome.status, pet: recorded.pet, version: recorded.version };
-        }
-        case 'mismatch':
-          return { kind: 'idempotency_mismatch' };
-        case 'in_progress':
-          return { kind: 'idempotency_in_progress' };
-      }
+      return settleIdempotent(outcome, (status, body) => {
+        const recorded = body as RecordedUpdate;
+        return { kind: 'replayed' as const, status, pet: recorded.pet, version: recorded.version };
+      });
     });
   }
 
@@ -263,16 +255,7 @@ export class SqlitePetRepository implements PetRepository {
         },
         (result) => (result.kind === 'deleted' ? { status: 204, body: null } : undefined),
       );
-      switch (outcome.kind) {
-        case 'done':
-          return outcome.value;
-        case 'replayed':
-          return { kind: 'replayed', status: outcome.status };
-        case 'mismatch':
-          return { kind: 'idempotency_mismatch' };
-        case 'in_progress':
-          return { kind: 'idempotency_in_progress' };
-      }
+      return settleIdempotent(outcome, (status) => ({ kind: 'replayed' as const, status }));
     });
   }
 
@@ -293,16 +276,11 @@ export class SqlitePetRepository implements PetRepository {
       },
       (result) => (result.kind === 'created' ? { status: 201, body: result.pet } : undefined),
     );
-    switch (outcome.kind) {
-      case 'done':
-        return outcome.value;
-      case 'replayed':
-        return { kind: 'replayed', status: outcome.status, body: outcome.body as Pet };
-      case 'mismatch':
-        return { kind: 'idempotency_mismatch' };
-      case 'in_progress':
-        return { kind: 'idempotency_in_progress' };
-    }
+    return settleIdempotent(outcome, (status, body) => ({
+      kind: 'replayed' as const,
+      status,
+      body: body as Pet,
+    }));
   }
 
   /**
