@@ -3,6 +3,7 @@
  * with a Redis prefix), demo pets seeded, MAX_OPEN_ORDERS raised so one bench account can hold every order
  * the run places, and the pets that are `available` handed out one per request.
  */
+import type { Load } from './load.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -106,4 +107,24 @@ export async function startOrdersService(
     await cleanup();
     throw error;
   }
+}
+
+/** The placeOrder load, on any backend: every request from the next account on the next available pet. */
+export function placeOrderLoad(s: OrdersService): Load {
+  return {
+    pid: s.server.child.pid!,
+    url: s.server.origin,
+    headers: { 'content-type': 'application/json' },
+    requests: [
+      {
+        method: 'POST',
+        path: '/v1/store/orders',
+        setupRequest: (request) => ({
+          ...request,
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${s.nextKey()}` },
+          body: JSON.stringify({ petId: s.nextAvailablePet() }),
+        }),
+      },
+    ],
+  };
 }

@@ -1,5 +1,5 @@
 /** placeOrder on SQLite, each request on a fresh available pet (order insert + pet update, one transaction). */
-import { startOrdersService, type OrdersService } from '../lib/orders.js';
+import { placeOrderLoad, startOrdersService, type OrdersService } from '../lib/orders.js';
 import { defineScenario } from '../lib/scenario.js';
 
 /** Half are available: enough for far more orders than a full run places. */
@@ -12,21 +12,6 @@ export default defineScenario<OrdersService>({
   usesSqlite: false,
   target: { bounds: [{ metric: 'ratio', atLeast: 0.15 }] },
   setup: (ctx) => startOrdersService(ctx, 'sqlite', ORDER_PETS),
-  load: (s) => ({
-    pid: s.server.child.pid!,
-    url: s.server.origin,
-    headers: { 'content-type': 'application/json' },
-    requests: [
-      {
-        method: 'POST',
-        path: '/v1/store/orders',
-        setupRequest: (request) => ({
-          ...request,
-          headers: { 'content-type': 'application/json', authorization: `Bearer ${s.nextKey()}` },
-          body: JSON.stringify({ petId: s.nextAvailablePet() }),
-        }),
-      },
-    ],
-  }),
+  load: placeOrderLoad,
   teardown: (s) => s.cleanup(),
 });

@@ -1,6 +1,6 @@
 /** placeOrder on PostgreSQL + Redis (reported), each request on a fresh available pet; skipped without them. */
 import { externalServicesAvailable, PG_URL, REDIS_URL } from '../../test/helpers.js';
-import { startOrdersService, type OrdersService } from '../lib/orders.js';
+import { placeOrderLoad, startOrdersService, type OrdersService } from '../lib/orders.js';
 import { defineScenario, Skip } from '../lib/scenario.js';
 import { ORDER_PETS } from './placeOrder.js';
 
@@ -16,21 +16,6 @@ export default defineScenario<OrdersService>({
     }
     return startOrdersService(ctx, 'postgres', ORDER_PETS);
   },
-  load: (s) => ({
-    pid: s.server.child.pid!,
-    url: s.server.origin,
-    headers: { 'content-type': 'application/json' },
-    requests: [
-      {
-        method: 'POST',
-        path: '/v1/store/orders',
-        setupRequest: (request) => ({
-          ...request,
-          headers: { 'content-type': 'application/json', authorization: `Bearer ${s.nextKey()}` },
-          body: JSON.stringify({ petId: s.nextAvailablePet() }),
-        }),
-      },
-    ],
-  }),
+  load: placeOrderLoad,
   teardown: (s) => s.cleanup(),
 });
