@@ -1,15 +1,49 @@
-/** What every command shares: usage errors, argument checks, output, and a migrated database. */
+/** What every command shares: usage errors, argument parsing, output, and a migrated database. */
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import { openDatabase } from '../db/index.js';
 import { effectiveScopes, isScope, SCOPES, type Scope } from '../modules/accounts/scopes.js';
 
-/** A mistake in the command line: printed with the usage text, exit code 2. */
+/** A mistake in the command line: printed with the command's usage, exit code 2. */
 export class UsageError extends Error {}
+
+/** A refusal that is not a usage mistake (unknown order, no database, final status): stderr, exit 1. */
+export class CommandFailed extends Error {}
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+/**
+ * node:util parseArgs, strict (an unknown option or a stray argument is a usage error naming it), with one
+ * change: `--pets -1` reads -1 as the value of --pets. parseArgs would call it an ambiguous option, and the
+ * user would never hear that the real problem is the number.
+ */
+export function parse<O extends Options>(args: string[], options: O, allowPositionals = false) {
+  const joined: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    const name = /^--([^=]+)$/.exec(arg)?.[1];
+    const next = args[i + 1];
+    if (name !== undefined && options[name]?.type === 'string' && next !== undefined && /^-\d/.test(next)) {
+      joined.push(`${arg}=${next}`);
+      i++;
+    } else joined.push(arg);
+  }
+  return parseArgs({ args: joined, options, allowPositionals, strict: true });
+}
+
+/** Refuses arguments a command does not take, naming the first. */
+export function noPositionals(positionals: string[], command: string): void {
+  if (positionals.length > 0) throw new UsageError(`${command} takes no argument "${positionals[0]}"`);
+}
 
 export function positiveInt(value: string | undefined, flag: string): number | undefined {
   if (value === undefined) return undefined;
-  if (!/^[1-9][0-9]{0,12}$/.test(value)) throw new UsageError(`${flag} must be a positive whole number`);
+  if (!/^[1-9][0-9]{0,12}$/.test(value)) {
+    throw new UsageError(`${flag} must be a positive whole number, got "${value}"`);
+  }
   return Number(value);
 }
 
@@ -42,9 +76,51 @@ export function shownScopes(granted: readonly Scope[] | null): Scope[] {
   return SCOPES.filter((scope) => effective.has(scope));
 }
 
-/** Opens and migrates the database, runs fn, closes it. */
-export async function withDatabase<T>(config: Config, fn: (database: Database) => Promise<T>): Promise<T> {
+const FIRST =
+  'run "pet-adoption migrate" (or start the server) first, or set DATABASE_URL to the server\'s database';
+
+/**
+ * Commands other than serve and migrate work on the server's database and never create one: a key made in a
+ * new file next to the wrong working directory would be unknown to the running server.
+ */
+async function openExisting(config: Config): Promise<Database> {
+  if (config.databaseUrl.startsWith('sqlite:')) {
+    const path = config.databaseUrl.slice('sqlite:'.length);
+    if (path !== ':memory:' && !existsSync(path)) {
+      throw new CommandFailed(`no database exists at ${resolve(path)}; ${FIRST}`);
+    }
+    return openDatabase(config);
+  }
   const database = await openDatabase(config);
+  const { PostgresDatabase } = await import('../db/postgres.js');
+  if (database instanceof PostgresDatabase && !(await database.isMigrated())) {
+    await database.close();
+    throw new CommandFailed(`no database exists at ${redactUrl(config.databaseUrl)} (no tables); ${FIRST}`);
+  }
+  return database;
+}
+
+/** The URL without its password, fit for a message. */
+function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return url;
+  }
+}
+
+/**
+ * Opens the database, applies any pending migrations, runs fn, closes it. Unless `create` (migrate), the
+ * database must exist already.
+ */
+export async function withDatabase<T>(
+  config: Config,
+  fn: (database: Database) => Promise<T>,
+  { create = false }: { create?: boolean } = {},
+): Promise<T> {
+  const database = create ? await openDatabase(config) : await openExisting(config);
   try {
     await database.migrate();
     return await fn(database);
@@ -54,3 +130,28 @@ export async function withDatabase<T>(config: Config, fn: (database: Database) =
 }
 
 export const print = (line: string): boolean => process.stdout.write(`${line}\n`);
+
+/**
+ * Progress of long work on a terminal: one line on stderr rewritten in place. Nothing when stderr is not a
+ * terminal (a pipe, a log file, a test), so scripts see only the result.
+ */
+export function progress(label: string, total: number, stream: NodeJS.WriteStream = process.stderr) {
+  const tty = stream.isTTY === true;
+  return {
+    update(done: number): void {
+      if (!tty) return;
+      const percent = total === 0 ? 100 : Math.floor((done / total) * 100);
+      stream.write(`\r${label}: ${done.toLocaleString('en')}/${total.toLocaleString('en')} (${percent}%)`);
+    },
+    end(): void {
+      if (tty) stream.write('\n');
+    },
+  };
+}
+
+/** One command (or subcommand): its help text and what it does once the configuration is loaded. */
+export interface Command {
+  /** Full help: `Usage: …` and what every option means; printed for --help and with usage errors. */
+  help: string;
+  run(config: Config, args: string[]): Promise<void>;
+}

@@ -1,13 +1,36 @@
 /** `orders list` and `orders cancel`: what an operator needs to see and fix store orders from the shell. */
-import { parseArgs } from 'node:util';
 import type { Config } from '../config.js';
 import { orderRepository, type OrderRecord } from '../modules/orders/repository.js';
 import { ORDER_STATUSES, type OrderStatus } from '../modules/orders/schemas.js';
 import { renderOrder } from '../modules/orders/routes.js';
-import { positiveInt, print, UsageError, withDatabase } from './common.js';
+import {
+  CommandFailed,
+  noPositionals,
+  parse,
+  positiveInt,
+  print,
+  UsageError,
+  withDatabase,
+  type Command,
+} from './common.js';
 
-/** A refusal that is not a usage mistake (unknown order, final status): stderr, exit 1. */
-export class CommandFailed extends Error {}
+export const ordersList: Command = {
+  help: `Usage: pet-adoption orders list [--account NAME] [--status STATUS] [--json]
+
+Lists store orders of every account: id, pet id, status, account, creation and update times.
+
+  --account NAME      only this account's orders
+  --status STATUS     only orders in this status: ${ORDER_STATUSES.join(', ')}
+  --json              print a JSON array of orders as the API shows them`,
+  run: list,
+};
+
+export const ordersCancel: Command = {
+  help: `Usage: pet-adoption orders cancel ID
+
+Cancels open order ID (placed or approved); its pet becomes available again. Prints the order as JSON.`,
+  run: cancel,
+};
 
 function line(order: OrderRecord): string {
   const o = renderOrder(order, true);
@@ -21,13 +44,13 @@ function line(order: OrderRecord): string {
   ].join('  ');
 }
 
-export async function ordersList(config: Config, args: string[]): Promise<void> {
-  const { values, positionals } = parseArgs({
+async function list(config: Config, args: string[]): Promise<void> {
+  const { values, positionals } = parse(
     args,
-    allowPositionals: true,
-    options: { account: { type: 'string' }, status: { type: 'string' }, json: { type: 'boolean' } },
-  });
-  if (positionals.length > 0) throw new UsageError(`orders list takes no argument "${positionals[0]}"`);
+    { account: { type: 'string' }, status: { type: 'string' }, json: { type: 'boolean' } },
+    true,
+  );
+  noPositionals(positionals, 'orders list');
   const status = values.status as OrderStatus | undefined;
   if (status !== undefined && !ORDER_STATUSES.includes(status)) {
     throw new UsageError(`--status must be one of ${ORDER_STATUSES.join(', ')}`);
@@ -54,8 +77,8 @@ export async function ordersList(config: Config, args: string[]): Promise<void> 
   });
 }
 
-export async function ordersCancel(config: Config, args: string[]): Promise<void> {
-  const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
+async function cancel(config: Config, args: string[]): Promise<void> {
+  const { positionals } = parse(args, {}, true);
   if (positionals.length !== 1) throw new UsageError('orders cancel needs exactly one order ID');
   const id = positiveInt(positionals[0], 'ID')!;
   await withDatabase(config, async (database) => {

@@ -1,7 +1,22 @@
 /** `serve`: run the HTTP service (what npm start runs). Loaded only for this command. */
-import type { Config } from '../config.js';
+import type { Command } from './common.js';
+import { UsageError } from './common.js';
 
-export async function serveCommand(config: Config): Promise<void> {
-  const { serve } = await import('../server.js');
-  await serve(config);
-}
+export const serveCommand: Command = {
+  help: `Usage: pet-adoption serve
+
+Runs the HTTP service (what npm start runs) and applies pending migrations first; a new SQLite database
+is created on first start. It takes no options: it is configured by environment variables (PORT, HOST,
+DATABASE_URL, REDIS_URL, METRICS_PORT, LOG_LEVEL, …; see the README's configuration table), e.g.
+  PORT=8080 HOST=0.0.0.0 pet-adoption serve`,
+  async run(config, args) {
+    // Refused rather than ignored: `serve --port 1` listening on 3000 would mislead.
+    if (args.length > 0) {
+      throw new UsageError(
+        `serve takes no arguments, got "${args.join(' ')}"; set PORT, HOST and the rest in the environment`,
+      );
+    }
+    const { serve } = await import('../server.js');
+    await serve(config);
+  },
+};

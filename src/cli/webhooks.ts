@@ -1,5 +1,4 @@
 /** `webhooks list` and `webhooks deliveries ID`: what an operator needs to see of webhook delivery. */
-import { parseArgs } from 'node:util';
 import type { Config } from '../config.js';
 import { accountRepository } from '../modules/accounts/repository.js';
 import {
@@ -8,18 +7,46 @@ import {
   type EndpointRecord,
 } from '../modules/webhooks/repository.js';
 import { renderDelivery, renderEndpoint } from '../modules/webhooks/routes.js';
-import { positiveInt, print, UsageError, withDatabase } from './common.js';
-import { CommandFailed } from './orders.js';
+import {
+  CommandFailed,
+  noPositionals,
+  parse,
+  positiveInt,
+  print,
+  UsageError,
+  withDatabase,
+  type Command,
+} from './common.js';
+
+export const webhooksList: Command = {
+  help: `Usage: pet-adoption webhooks list [--account NAME] [--json]
+
+Lists webhook endpoints (never their secrets): id, account id, enabled (or why not), events, URL.
+
+  --account NAME      only this account's endpoints
+  --json              print a JSON array`,
+  run: list,
+};
+
+export const webhooksDeliveries: Command = {
+  help: `Usage: pet-adoption webhooks deliveries ENDPOINT_ID [--json]
+
+Lists an endpoint's deliveries: status, attempts, the last answer (HTTP status or error), the next
+attempt and the event.
+
+  --json              print a JSON array`,
+  run: deliveries,
+};
 
 const PAGE = 1000;
 
-export async function webhooksList(config: Config, args: string[]): Promise<void> {
-  const { values, positionals } = parseArgs({
+async function list(config: Config, args: string[]): Promise<void> {
+  const { values, positionals } = parse(
     args,
-    allowPositionals: true,
-    options: { account: { type: 'string' }, json: { type: 'boolean' } },
-  });
-  if (positionals.length > 0) throw new UsageError(`webhooks list takes no argument "${positionals[0]}"`);
+    { account: { type: 'string' }, json: { type: 'boolean' } },
+    true,
+  );
+  noPositionals(positionals, 'webhooks list');
   await withDatabase(config, async (database) => {
     let accountId: number | undefined;
     if (values.account !== undefined) {
@@ -57,12 +84,8 @@ export async function webhooksList(config: Config, args: string[]): Promise<void
   });
 }
 
-export async function webhooksDeliveries(config: Config, args: string[]): Promise<void> {
-  const { values, positionals } = parseArgs({
-    args,
-    allowPositionals: true,
-    options: { json: { type: 'boolean' } },
-  });
+async function deliveries(config: Config, args: string[]): Promise<void> {
+  const { values, positionals } = parse(args, { json: { type: 'boolean' } }, true);
   if (positionals.length !== 1) throw new UsageError('webhooks deliveries needs exactly one ENDPOINT_ID');
   const endpointId = positiveInt(positionals[0], 'ENDPOINT_ID')!;
   await withDatabase(config, async (database) => {

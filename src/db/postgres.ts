@@ -284,6 +284,19 @@ export class PostgresDatabase implements Database {
     });
   }
 
+  /** Whether the migrations have ever run here (the CLI refuses to create a database silently). */
+  async isMigrated(): Promise<boolean> {
+    const [row] = await this.query<{ found: boolean }>({
+      text: "SELECT to_regclass('schema_migrations') IS NOT NULL AS found",
+    });
+    return row?.found === true;
+  }
+
+  /** The pool's connections, for /metrics: opened, idle, and callers waiting for one. */
+  poolStats(): { total: number; idle: number; waiting: number } {
+    return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount };
+  }
+
   repository<R>(factory: RepositoryFactory<R>): R {
     return this.repositories.get(factory);
   }

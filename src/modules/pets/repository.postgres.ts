@@ -265,7 +265,7 @@ export class PostgresPetRepository implements PetRepository {
     }
   }
 
-  async seed(count: number, now: number): Promise<number> {
+  async seed(count: number, now: number, onProgress?: (done: number) => void): Promise<number> {
     if (count <= 0) return 0;
     return this.db.withAdminClient(async (client) => {
       // Serialise seeders so concurrent runs do not reuse the same numbers.
@@ -290,6 +290,7 @@ export class PostgresPetRepository implements PetRepository {
            SELECT n, c, s, $4 FROM unnest($1::text[], $2::bigint[], $3::text[]) AS t(n, c, s)`,
           [names, categories, statuses, now],
         );
+        onProgress?.(offset + size);
       }
       return count;
     });

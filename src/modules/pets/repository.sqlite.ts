@@ -299,7 +299,7 @@ export class SqlitePetRepository implements PetRepository {
     return this.creations.add([pet, idempotency, now]);
   }
 
-  async seed(count: number, now: number): Promise<number> {
+  async seed(count: number, now: number, onProgress?: (done: number) => void): Promise<number> {
     const start = await wrap(
       () => (this.db.prepare('SELECT count(*) AS n FROM pets').get() as { n: number }).n,
     );
@@ -316,6 +316,7 @@ export class SqlitePetRepository implements PetRepository {
     for (let i = 0; i < count; i += 50_000) {
       const to = Math.min(count, i + 50_000);
       await this.database.write(() => batch.immediate(i, to));
+      onProgress?.(to);
     }
     return count;
   }

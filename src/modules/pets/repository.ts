@@ -101,8 +101,11 @@ export interface PetRepository {
     idempotency?: IdempotencyInput,
     now?: number,
   ): Promise<DeletePetResult>;
-  /** Insert many demo pets at once (the CLI's seed, benchmarks); returns how many were inserted. */
-  seed(count: number, now: number): Promise<number>;
+  /**
+   * Insert many demo pets at once (the CLI's seed, benchmarks); returns how many were inserted.
+   * `onProgress` hears how many are written so far, after each chunk.
+   */
+  seed(count: number, now: number, onProgress?: (done: number) => void): Promise<number>;
 }
 
 export const petRepository: RepositoryFactory<PetRepository> = {
