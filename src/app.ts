@@ -51,6 +51,8 @@ export interface AppOptions {
   draining?: () => boolean;
   /** The Prometheus registry /metrics serves; a new one unless given (the server shares it with the dispatcher). */
   registry?: Registry;
+  /** False when /metrics has a listener of its own (METRICS_PORT): the API port answers it 404. */
+  metricsOnApi?: boolean;
 }
 
 export const BODY_LIMIT = 16 * 1024;
@@ -165,7 +167,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   for (const module of modules) {
     await app.register(module.routes, { prefix: '/v1', database, clock, config });
   }
-  await app.register(healthRoutes, { database, counterStore, registry, draining: options.draining });
+  await app.register(healthRoutes, {
+    database,
+    counterStore,
+    registry,
+    draining: options.draining,
+    metrics: options.metricsOnApi ?? true,
+  });
   app.get('/v1/openapi.json', { config: { access: 'public' }, schema: { hide: true } }, () => app.swagger());
 
   return app;

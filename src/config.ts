@@ -18,6 +18,11 @@ export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' |
 export interface Config {
   port: number;
   host: string;
+  /**
+   * Unset: /metrics is served on the API port. Set: on a listener of its own on this port (same HOST), and
+   * no longer on the API port, so it need not be public where the API is.
+   */
+  metricsPort: number | undefined;
   /** `sqlite:<path>` or `postgres://…` / `postgresql://…`. */
   databaseUrl: string;
   /** Unset: in-process rate-limit counters. */
@@ -187,9 +192,24 @@ function webhookAllowHosts(env: Env): string[] {
   });
 }
 
+function metricsPort(env: Env, port: number): number | undefined {
+  if (env.METRICS_PORT === undefined || env.METRICS_PORT.trim() === '') return undefined;
+  const value = integer(env, 'METRICS_PORT', 0, 0, 65535);
+  // 0 asks the kernel for a free port (tests), so only two equal fixed ports collide.
+  if (value !== 0 && value === port) {
+    throw new ConfigError(
+      'METRICS_PORT',
+      `must differ from PORT (${port}); unset it to serve /metrics on PORT`,
+    );
+  }
+  return value;
+}
+
 export function loadConfig(env: Env = process.env): Config {
+  const port = integer(env, 'PORT', 3000, 0, 65535);
   return {
-    port: integer(env, 'PORT', 3000, 0, 65535),
+    port,
+    metricsPort: metricsPort(env, port),
     host: env.HOST?.trim() || '127.0.0.1',
     databaseUrl: databaseUrl(env),
     redisUrl: redisUrl(env),

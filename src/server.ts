@@ -3,10 +3,12 @@
  * DRAIN_SECONDS while everything is served, then the listener closes, every open connection is answered
  * until it closes, and only then the pools close, so a rolling restart loses no request.
  */
-import { Server as NetServer } from 'node:net';
+import { Server as NetServer, type AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import closeWithGrace from 'close-with-grace';
+import Fastify, { type FastifyInstance } from 'fastify';
 import pino from 'pino';
+import type { Registry } from 'prom-client';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { openDatabase } from './db/index.js';
@@ -21,6 +23,34 @@ export const FIRST_KEY_HINT =
   'This is a new database. Create the first API key with:\n' +
   '  npx pet-adoption keys create --account my-store\n' +
   'then call the API with: curl -H "Authorization: Bearer <key>" http://HOST:PORT/v1/pets';
+
+/**
+ * The address a server is bound to, as a URL origin: what it really listens on (`http://0.0.0.0:3000` when
+ * bound to every interface), not the first address Fastify would pick to print.
+ */
+export function boundOrigin(server: NetServer): string {
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return `http://${host}:${address.port}`;
+}
+
+/** Where a local client can reach a server bound to `origin`: a wildcard bind is reached on loopback. */
+function reachableOrigin(origin: string): string {
+  return origin.replace(/^http:\/\/(0\.0\.0\.0|\[::\])(?=:)/, 'http://localhost');
+}
+
+/**
+ * METRICS_PORT: /metrics on a listener of its own (same HOST), so the API port need not expose it. Nothing
+ * else is served there; every other path is a plain 404.
+ */
+async function listenMetrics(registry: Registry, host: string, port: number): Promise<FastifyInstance> {
+  const metrics = Fastify({ logger: false });
+  metrics.get('/metrics', async (_request, reply) =>
+    reply.type(registry.contentType).send(await registry.metrics()),
+  );
+  await metrics.listen({ host, port });
+  return metrics;
+}
 
 /** JSON lines on stdout, written from a buffer off the request path. */
 export function createLogger(config: Config): pino.Logger {
@@ -47,7 +77,16 @@ export async function serve(config: Config): Promise<void> {
   const counterStore = await createCounterStore(config, { installationId, logger });
   let draining = false;
   const registry = createRegistry();
-  const app = await buildApp({ config, database, counterStore, logger, registry, draining: () => draining });
+  const app = await buildApp({
+    config,
+    database,
+    counterStore,
+    logger,
+    registry,
+    draining: () => draining,
+    metricsOnApi: config.metricsPort === undefined,
+  });
+  let metricsServer: FastifyInstance | undefined;
   const dispatcher = new WebhookDispatcher({
     database,
     allowHosts: config.webhookAllowHosts,
@@ -106,23 +145,36 @@ export async function serve(config: Config): Promise<void> {
     await allClosed;
     logger.info('connections closed');
     await app.close();
+    await metricsServer?.close();
     await dispatcher.stop();
     await counterStore.close();
     await database.close();
     logger.flush();
   });
 
-  const address = await app.listen({ port: config.port, host: config.host });
+  await app.listen({ port: config.port, host: config.host });
+  if (config.metricsPort !== undefined) {
+    metricsServer = await listenMetrics(registry, config.host, config.metricsPort);
+  }
   dispatcher.start();
-  const base = `${address}/v1`;
+  const origin = boundOrigin(app.server);
+  const base = `${origin}/v1`;
+  const metricsUrl = `${metricsServer ? boundOrigin(metricsServer.server) : origin}/metrics`;
   logger.info(
-    { address: base, storage: database.kind, rateLimitStore: counterStore.kind, installationId },
+    {
+      address: base,
+      metrics: metricsUrl,
+      storage: database.kind,
+      rateLimitStore: counterStore.kind,
+      installationId,
+    },
     'listening',
   );
   // One write, so that whoever waits for the announcement has the hint with it.
   let announcement = `Pet Adoption Service listening on ${base} (storage: ${database.kind}, rate limits: ${counterStore.kind})\n`;
+  if (metricsServer) announcement += `Metrics on ${metricsUrl} (not on the API port)\n`;
   if (fresh) {
-    const hostPort = address.replace(/^https?:\/\//, '');
+    const hostPort = reachableOrigin(origin).replace(/^https?:\/\//, '');
     announcement += `${FIRST_KEY_HINT.replace('HOST:PORT', hostPort)}\n`;
   }
   process.stderr.write(announcement);

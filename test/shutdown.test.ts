@@ -144,6 +144,9 @@ class KeepAliveLoad {
 }
 
 async function createKey(env: Record<string, string>): Promise<string> {
+  // keys create works on an existing database only; migrate creates it.
+  const migrated = await cli(['migrate'], env);
+  assert.equal(migrated.code, 0, migrated.stderr);
   const result = await cli(
     ['keys', 'create', '--account', 'drain', '--plan', 'enterprise', '--per-minute', '100000000'],
     env,

@@ -44,6 +44,8 @@ export async function runCli(
 
 /** An enterprise account with limits far above anything the benchmark sends, and one key for it. */
 export async function createKey(env: Record<string, string>, account: string): Promise<string> {
+  // keys create works on an existing database only; migrate creates it (and is a no-op once it exists).
+  await runCli(env, ['migrate']);
   const out = await runCli(env, [
     ...['keys', 'create', '--account', account, '--plan', 'enterprise'],
     ...['--per-minute', '1000000000', '--per-day', '1000000000', '--json'],

@@ -19,12 +19,14 @@ export interface HealthRoutesOptions {
   registry: Registry;
   /** True once shutdown has begun: not ready, though still serving. */
   draining?: () => boolean;
+  /** Whether /metrics is served here; false when it has a port of its own (METRICS_PORT). */
+  metrics?: boolean;
 }
 
 /** Operational endpoints, outside /v1 and outside authentication. */
 export const healthRoutes: FastifyPluginAsyncTypebox<HealthRoutesOptions> = async (
   app,
-  { database, counterStore, registry, draining },
+  { database, counterStore, registry, draining, metrics = true },
 ) => {
   const hidden = { hide: true, tags: ['operations'] };
   const config = { access: 'operations' } as const;
@@ -54,6 +56,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthRoutesOptions> = asyn
     },
   );
 
+  if (!metrics) return;
   app.get('/metrics', { config, schema: hidden }, async (_req, reply) =>
     reply.type(registry.contentType).send(await registry.metrics()),
   );
