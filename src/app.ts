@@ -145,7 +145,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerMergePatch(app);
 
   const registry = options.registry ?? createRegistry();
-  registerObservability(app, registry);
+  const metrics = registerObservability(app, registry, { counterStore, database });
   // 405s are derived from every /v1 route once all exist (onReady), answered where a 404 would be.
   derived.methods = deriveMethodNotAllowed(app, ROUTER_OPTIONS);
   registerErrorHandling(app, derived.methods.answer);
@@ -153,7 +153,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // Before access: a CORS preflight is answered without a key and without being counted.
   headers.register(app);
   registerHostCheck(app, countByAddress);
-  registerAccess(app, { database, limiter, clock, countByAddress, lockout });
+  registerAccess(app, { database, limiter, clock, countByAddress, lockout, metrics });
 
   // Component schemas are registered once: routes reference them with $ref (see http/schemas.ts `ref`),
   // and the OpenAPI document lists them under components.schemas.

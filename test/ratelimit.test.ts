@@ -802,10 +802,12 @@ for (const kind of kinds) {
       for (let i = 0; i < 3; i++) await s.consume(request(ban));
       assert.deepEqual(await s.consume(request(ban)), { allowed: false, counts: [3], bannedUntil: null });
       assert.deepEqual(await s.consume(request(ban)), { allowed: false, counts: [3], bannedUntil: null });
+      // Only the request that starts the ban says so (it is logged and counted once); later ones do not.
       assert.deepEqual(await s.consume(request(ban)), {
         allowed: false,
         counts: [3],
         bannedUntil: NOW + 60_000,
+        event: 'banned',
       });
       // Banned even where a window would allow (a new minute), and nothing is counted.
       const later = {
@@ -836,7 +838,13 @@ for (const kind of kinds) {
         NOW + 60_000,
       );
       const lifted = { ...ban, now: NOW + 10, banLiftedAt: NOW + 5 };
-      assert.deepEqual(await s.consume(request(lifted)), { allowed: false, counts: [3], bannedUntil: null });
+      // The request that finds the ban lifted says so, once.
+      assert.deepEqual(await s.consume(request(lifted)), {
+        allowed: false,
+        counts: [3],
+        bannedUntil: null,
+        event: 'unbanned',
+      });
       assert.equal((await s.consume(request(lifted))).bannedUntil, NOW + 10 + 60_000);
     });
 

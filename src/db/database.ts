@@ -40,6 +40,8 @@ export interface Database {
   installationId(): Promise<string>;
   ping(): Promise<void>;
   close(): Promise<void>;
+  /** The connection pool's state for /metrics; absent where there is no pool (SQLite). */
+  poolStats?(): { total: number; idle: number; waiting: number };
 }
 
 /** The migration creating the `installation` table, whose one row the runner inserts right after it. */

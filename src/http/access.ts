@@ -22,6 +22,7 @@ import { rateLimitHeaders, type RateLimiter } from '../ratelimit/limiter.js';
 import type { AuthFailureLockout } from '../ratelimit/lockout.js';
 import type { Scope } from '../modules/accounts/scopes.js';
 import { ApiError, type ErrorCode } from './errors.js';
+import type { ServiceMetrics } from './observability.js';
 
 export type { Scope } from '../modules/accounts/scopes.js';
 
@@ -63,6 +64,7 @@ export interface AccessOptions {
   clock: Clock;
   countByAddress: AddressCounter;
   lockout: AuthFailureLockout;
+  metrics: ServiceMetrics;
 }
 
 const BEARER = /^bearer[ \t]+(\S+)[ \t]*$/i;
@@ -125,7 +127,7 @@ function requireDeclarations(app: FastifyInstance): void {
 }
 
 export function registerAccess(app: FastifyInstance, options: AccessOptions): void {
-  const { limiter, clock, countByAddress, lockout } = options;
+  const { limiter, clock, countByAddress, lockout, metrics } = options;
   const accounts = options.database.repository(accountRepository);
   app.decorateRequest('principal', null);
   requireDeclarations(app);
@@ -158,12 +160,28 @@ export function registerAccess(app: FastifyInstance, options: AccessOptions): vo
     }
     if ('principal' in identity) {
       const { account } = identity.principal;
+      request.accountName = account.name;
       const decision = await limiter.check(
         `a:${account.id}`,
         { perMinute: account.perMinute, perDay: account.perDay },
         now,
         account.banLiftedAt,
       );
+      if (decision.event === 'banned') {
+        metrics.bans.inc();
+        request.log.warn(
+          {
+            event: 'account_banned',
+            account: account.name,
+            bannedUntil: new Date(decision.bannedUntil ?? now).toISOString(),
+            ip: request.ip,
+          },
+          'account banned: it kept sending requests while rate limited',
+        );
+      } else if (decision.event === 'unbanned') {
+        metrics.unbans.inc();
+        request.log.info({ event: 'account_unbanned', account: account.name }, 'account ban lifted');
+      }
       reply.headers(rateLimitHeaders(decision, now));
       if (!decision.allowed) throw new ApiError(decision.reason ?? 'rate_limited');
       request.principal = identity.principal;

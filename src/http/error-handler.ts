@@ -112,6 +112,7 @@ export function toApiError(error: FastifyError | Error): ApiError | undefined {
 }
 
 export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
+  reply.errorCode = error.code;
   if (error.headers) reply.headers(error.headers);
   return reply.code(error.status).type('application/json; charset=utf-8').send(errorBody(error));
 }

@@ -3,10 +3,27 @@
  * two) halves logging cost on the hot path; pino writes asynchronously in the server.
  */
 import { randomUUID } from 'node:crypto';
+import { EventEmitter } from 'node:events';
 import type { FastifyInstance } from 'fastify';
-import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Database } from '../db/database.js';
+import type { CounterStore } from '../ratelimit/store.js';
 
 const SAFE_REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+/** The error codes that are rate-limit rejections, counted by reason. */
+const REJECTIONS = new Set(['rate_limited', 'temporarily_banned', 'too_many_invalid_keys']);
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The account of a valid key, once identified (also on its 429s): for the log line. */
+    accountName: string | null;
+  }
+  interface FastifyReply {
+    /** The catalogue code of an error answer (set by sendError): for the log line and metrics. */
+    errorCode: string | null;
+  }
+}
 
 /** Honour a caller's X-Request-Id when it is short and harmless; otherwise mint one. */
 export function requestId(incoming: string | string[] | undefined): string {
@@ -19,14 +36,87 @@ export function createRegistry(): Registry {
   return registry;
 }
 
-export function registerObservability(app: FastifyInstance, registry: Registry): void {
+/** What other parts of the app count (access.ts: bans). */
+export interface ServiceMetrics {
+  bans: Counter;
+  unbans: Counter;
+}
+
+export interface ObservabilityOptions {
+  counterStore: CounterStore;
+  database: Database;
+}
+
+export function registerObservability(
+  app: FastifyInstance,
+  registry: Registry,
+  { counterStore, database }: ObservabilityOptions,
+): ServiceMetrics {
+  const registers = [registry];
   const duration = new Histogram({
     name: 'http_request_duration_seconds',
     help: 'Time to answer HTTP requests, by route and status.',
     labelNames: ['method', 'route', 'status_code'] as const,
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-    registers: [registry],
+    registers,
   });
+  const rejections = new Counter({
+    name: 'rate_limit_rejections_total',
+    help: 'Requests refused by rate limiting, by reason (the error code) and by what was counted (account or address).',
+    labelNames: ['reason', 'subject'] as const,
+    registers,
+  });
+  const metrics: ServiceMetrics = {
+    bans: new Counter({
+      name: 'rate_limit_bans_total',
+      help: 'Temporary bans started (each counted once, on the instance whose request started it).',
+      registers,
+    }),
+    unbans: new Counter({
+      name: 'rate_limit_unbans_total',
+      help: 'Bans lifted early by `pet-adoption accounts unban`, as the service noticed them.',
+      registers,
+    }),
+  };
+  new Gauge({
+    name: 'rate_limit_store_state',
+    help: 'The counter store in use: 1 for the current state (memory, redis, or memory-fallback while Redis is unreachable), 0 for the others.',
+    labelNames: ['state'] as const,
+    registers,
+    collect() {
+      const current =
+        counterStore.kind === 'memory' ? 'memory' : counterStore.healthy() ? 'redis' : 'memory-fallback';
+      for (const state of ['memory', 'redis', 'memory-fallback'])
+        this.set({ state }, state === current ? 1 : 0);
+    },
+  });
+  if (counterStore instanceof EventEmitter) {
+    const fallbacks = new Counter({
+      name: 'rate_limit_store_fallbacks_total',
+      help: 'Times Redis became unreachable and rate limits fell back to in-process counters.',
+      registers,
+    });
+    counterStore.on('down', () => fallbacks.inc());
+  }
+  const poolStats = database.poolStats?.bind(database);
+  // SQLite has no pool (one connection, used on the event loop), so these exist on PostgreSQL only.
+  if (poolStats) {
+    new Gauge({
+      name: 'db_pool_connections',
+      help: 'PostgreSQL pool connections: total (open), idle, and waiting (callers queued for a connection).',
+      labelNames: ['state'] as const,
+      registers,
+      collect() {
+        const stats = poolStats();
+        this.set({ state: 'total' }, stats.total);
+        this.set({ state: 'idle' }, stats.idle);
+        this.set({ state: 'waiting' }, stats.waiting);
+      },
+    });
+  }
+
+  app.decorateRequest('accountName', null);
+  app.decorateReply('errorCode', null);
 
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
@@ -39,15 +129,26 @@ export function registerObservability(app: FastifyInstance, registry: Registry):
       { method: request.method, route, status_code: String(reply.statusCode) },
       reply.elapsedTime / 1000,
     );
+    const code = reply.errorCode;
+    if (code !== null && REJECTIONS.has(code)) {
+      rejections.inc({ reason: code, subject: request.accountName === null ? 'address' : 'account' });
+    }
+    // Undefined fields are left out of the line.
     request.log.info(
       {
         method: request.method,
         url: request.url,
+        route,
         statusCode: reply.statusCode,
+        code: code ?? undefined,
+        account: request.accountName ?? undefined,
+        ip: request.ip,
+        userAgent: request.headers['user-agent'],
         ms: Math.round(reply.elapsedTime * 10) / 10,
       },
       'request',
     );
     done();
   });
+  return metrics;
 }

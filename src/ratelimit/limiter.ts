@@ -26,6 +26,10 @@ export interface Decision {
   headline: WindowState;
   /** Whole seconds, ≥ 1, when rejected. */
   retryAfter?: number;
+  /** This request started a ban, or found one lifted (see ConsumeResult.event). */
+  event?: 'banned' | 'unbanned';
+  /** Epoch ms the ban ends, when banned. */
+  bannedUntil?: number;
 }
 
 export interface LimiterOptions {
@@ -89,10 +93,16 @@ export class RateLimiter {
         windows,
         headline,
         retryAfter: secondsUntil(result.bannedUntil, now),
+        bannedUntil: result.bannedUntil,
+        ...(result.event ? { event: result.event } : {}),
       };
     }
 
-    if (result.allowed) return { allowed: true, windows, headline: nearestExhaustion(windows) };
+    if (result.allowed) {
+      const decision: Decision = { allowed: true, windows, headline: nearestExhaustion(windows) };
+      if (result.event) decision.event = result.event;
+      return decision;
+    }
 
     // The request can succeed only once every exhausted window has reset: report the latest of those.
     const exhausted = windows.filter((w) => w.remaining === 0);
@@ -103,6 +113,7 @@ export class RateLimiter {
       windows,
       headline,
       retryAfter: secondsUntil(headline.resetAt, now),
+      ...(result.event ? { event: result.event } : {}),
     };
   }
 }

@@ -83,11 +83,13 @@ export class MemoryCounterStore implements CounterStore {
     const realNow = this.realClock();
     const { subject, windows, now } = request;
     const ban = this.bans.get(subject);
+    let unbanned = false;
     if (ban) {
       const lifted = request.banLiftedAt !== null && request.banLiftedAt >= ban.since;
       if (lifted || ban.until <= now || ban.expiresAt <= realNow) {
         this.bans.delete(subject);
         if (lifted) this.counters.delete(`${subject}|${request.rejectedId}`);
+        unbanned = lifted && ban.until > now;
       } else {
         return {
           allowed: false,
@@ -124,15 +126,19 @@ export class MemoryCounterStore implements CounterStore {
           counts[i] = 1;
         }
       }
-      return { allowed, counts, bannedUntil: null };
+      return unbanned
+        ? { allowed, counts, bannedUntil: null, event: 'unbanned' }
+        : { allowed, counts, bannedUntil: null };
     }
     const rejected = this.increment(`${subject}|${request.rejectedId}`, 60_000, realNow);
     if (rejected > request.banThreshold) {
       const until = now + request.banMs;
       this.bans.set(subject, { since: now, until, expiresAt: realNow + request.banMs, synced: false });
-      return { allowed, counts, bannedUntil: until };
+      return { allowed, counts, bannedUntil: until, event: 'banned' };
     }
-    return { allowed, counts, bannedUntil: null };
+    return unbanned
+      ? { allowed, counts, bannedUntil: null, event: 'unbanned' }
+      : { allowed, counts, bannedUntil: null };
   }
 
   consume(request: ConsumeRequest): Promise<ConsumeResult> {

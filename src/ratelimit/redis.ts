@@ -16,7 +16,8 @@ import type { ConsumeRequest, ConsumeResult, CounterStore } from './store.js';
  *
  * KEYS: window counters 1..n, then the rejected counter, then the ban.
  * ARGV: n, limits 1..n, ttls 1..n, banThreshold (-1: never), banMs, now, banLiftedAt (-1: none), bannedUntil.
- * Reply: { allowed (1|0), bannedUntil ('' when not banned), count 1..n }.
+ * Reply: { allowed (1|0), bannedUntil ('' when not banned), event ('', 'banned': this request started the
+ * ban, 'unbanned': it found a ban lifted by `accounts unban`), count 1..n }.
  *
  * Times are the caller's, passed in ARGV: `since`/`until` are compared with the caller's `now`, never with
  * Redis' clock, so tests can move time; the PEXPIREs are real time and only collect garbage. `until` is
@@ -38,14 +39,16 @@ for i = 1, n do
   counts[i] = tonumber(redis.call('GET', KEYS[i]) or '0')
 end
 
+local event = ''
 local ban = redis.call('HMGET', banKey, 'since', 'until')
 if ban[1] then
   local lifted = liftedAt >= 0 and liftedAt >= tonumber(ban[1])
   if lifted or tonumber(ban[2]) <= now then
     redis.call('DEL', banKey)
     if lifted then redis.call('DEL', rejectedKey) end
+    if lifted and tonumber(ban[2]) > now then event = 'unbanned' end
   else
-    return { 0, ban[2], unpack(counts) }
+    return { 0, ban[2], '', unpack(counts) }
   end
 end
 
@@ -59,7 +62,7 @@ if allowed then
     counts[i] = redis.call('INCR', KEYS[i])
     if counts[i] == 1 then redis.call('PEXPIRE', KEYS[i], ARGV[1 + n + i]) end
   end
-  return { 1, '', unpack(counts) }
+  return { 1, '', event, unpack(counts) }
 end
 
 local rejected = redis.call('INCR', rejectedKey)
@@ -67,9 +70,9 @@ if rejected == 1 then redis.call('PEXPIRE', rejectedKey, 60000) end
 if threshold >= 0 and rejected > threshold then
   redis.call('HSET', banKey, 'since', ARGV[base + 3], 'until', bannedUntil)
   redis.call('PEXPIRE', banKey, banMs)
-  return { 0, bannedUntil, unpack(counts) }
+  return { 0, bannedUntil, 'banned', unpack(counts) }
 end
-return { 0, '', unpack(counts) }
+return { 0, '', event, unpack(counts) }
 `;
 
 type ScriptedRedis = Redis & {
@@ -255,8 +258,12 @@ export class RedisCounterStore extends EventEmitter implements CounterStore {
   }
 
   private becomeUp(): void {
-    if (this.state === 'down')
-      this.logger?.info('Redis is reachable again; rate limits are counted in Redis');
+    if (this.state === 'down') {
+      this.logger?.info(
+        { event: 'rate_limit_store_recovered' },
+        'Redis is reachable again; rate limits are counted in Redis',
+      );
+    }
     this.state = 'up';
     this.stopProbe();
     for (const waiter of [...this.readyWaiters]) waiter(true);
@@ -267,7 +274,7 @@ export class RedisCounterStore extends EventEmitter implements CounterStore {
     if (this.closing || this.state === 'down') return;
     this.state = 'down';
     this.logger?.warn(
-      { err: error },
+      { event: 'rate_limit_store_fallback', err: error },
       'Redis unavailable; rate limits fall back to in-process counters until it returns',
     );
     for (const waiter of [...this.readyWaiters]) waiter(false);
@@ -320,13 +327,15 @@ export class RedisCounterStore extends EventEmitter implements CounterStore {
 }
 
 function parseReply(reply: unknown, windowCount: number): ConsumeResult {
-  if (!Array.isArray(reply) || reply.length !== windowCount + 2) {
+  if (!Array.isArray(reply) || reply.length !== windowCount + 3) {
     throw new Error(`unexpected reply from the rate-limit script: ${JSON.stringify(reply)}`);
   }
-  const [allowed, bannedUntil, ...counts] = reply as unknown[];
-  return {
+  const [allowed, bannedUntil, event, ...counts] = reply as unknown[];
+  const result: ConsumeResult = {
     allowed: allowed === 1,
     counts: counts.map(Number),
     bannedUntil: bannedUntil === '' || bannedUntil === null ? null : Number(bannedUntil),
   };
+  if (event === 'banned' || event === 'unbanned') result.event = event;
+  return result;
 }

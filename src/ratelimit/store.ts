@@ -28,6 +28,11 @@ export interface ConsumeResult {
   counts: number[];
   /** Epoch ms the ban ends, when the subject is banned now. */
   bannedUntil: number | null;
+  /**
+   * Set on the one request that started a ban (`banned`) or found one lifted by `accounts unban`
+   * (`unbanned`), so each is logged and counted once, across every instance sharing the store.
+   */
+  event?: 'banned' | 'unbanned';
 }
 
 /**

@@ -1,0 +1,261 @@
+/**
+ * What operators see: the request log line's fields, ban and unban events, and the /metrics series that
+ * count rate-limit rejections, bans, the counter store's state and the database pool, on every backend.
+ * The log is pino's real output, captured through a stream; metrics are read from /metrics after real
+ * requests through the HTTP layer.
+ */
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { after, before, describe, test } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import pino from 'pino';
+import { buildApp } from '../src/app.js';
+import type { Database } from '../src/db/database.js';
+import { mintKey } from '../src/modules/accounts/mint.js';
+import { accountRepository } from '../src/modules/accounts/repository.js';
+import { RedisCounterStore } from '../src/ratelimit/redis.js';
+import type { CounterStore } from '../src/ratelimit/store.js';
+import {
+  backends,
+  bearer,
+  defaultTestConfig,
+  externalServicesAvailable,
+  REDIS_URL,
+  sqliteMemory,
+  TestClock,
+  uniqueName,
+} from './helpers.js';
+import { deleteKeys } from './support/redis.js';
+import { TcpProxy } from './support/tcp-proxy.js';
+
+type LogLine = Record<string, unknown> & { level: number; msg: string };
+
+function captureLogger() {
+  const lines: LogLine[] = [];
+  const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+  return { logger, lines };
+}
+
+/** The value of one series in Prometheus text, or undefined when the series is absent. */
+function metric(text: string, series: string): number | undefined {
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
+
+async function metrics(app: FastifyInstance): Promise<string> {
+  const res = await app.inject({ url: '/metrics' });
+  assert.equal(res.statusCode, 200);
+  return res.body;
+}
+
+for (const backend of await backends()) {
+  describe(`operations [${backend.name}]`, () => {
+    let database: Database;
+    let counterStore: CounterStore;
+    let app: FastifyInstance;
+    let log: ReturnType<typeof captureLogger>;
+    const clock = new TestClock();
+
+    before(async () => {
+      database = await backend.createDatabase();
+      await database.migrate();
+      counterStore = await backend.createCounterStore(await database.installationId());
+      log = captureLogger();
+      app = await buildApp({
+        config: { ...defaultTestConfig, banThresholdFactor: 1 },
+        database,
+        counterStore,
+        clock: clock.fn,
+        logger: log.logger,
+      });
+    });
+    after(async () => {
+      await app.close();
+      await counterStore.close();
+      await database.close();
+    });
+
+    async function keyFor(name: string, perMinute = 1000): Promise<string> {
+      const accounts = database.repository(accountRepository);
+      const account = await accounts.upsertAccount(
+        { name, plan: 'enterprise', perMinute, perDay: 100_000 },
+        clock.now,
+      );
+      return (await mintKey(accounts, account.id, clock.now)).key;
+    }
+
+    const requestLines = () => log.lines.filter((l) => l.msg === 'request');
+
+    test('a request line carries the route template, account, client address and user agent', async () => {
+      const key = await keyFor('logged');
+      const res = await app.inject({
+        url: '/v1/pets/424242',
+        headers: { ...bearer(key), 'user-agent': 'ops-test/1.0' },
+      });
+      assert.equal(res.statusCode, 404);
+      const line = requestLines().find((l) => l.url === '/v1/pets/424242');
+      assert.ok(line, JSON.stringify(log.lines));
+      assert.equal(line.route, '/v1/pets/:petId');
+      assert.equal(line.statusCode, 404);
+      assert.equal(line.code, 'pet_not_found');
+      assert.equal(line.account, 'logged');
+      assert.equal(line.ip, '127.0.0.1');
+      assert.equal(line.userAgent, 'ops-test/1.0');
+      assert.equal(line.reqId, res.headers['x-request-id']);
+    });
+
+    test('an error without a key logs its code and no account; a success logs no code', async () => {
+      await app.inject({ url: '/v1/pets?limit=1', headers: { 'user-agent': 'anonymous/2' } });
+      const anonymous = requestLines().find((l) => l.userAgent === 'anonymous/2');
+      assert.ok(anonymous);
+      assert.equal(anonymous.code, 'missing_api_key');
+      assert.equal(anonymous.route, '/v1/pets');
+      assert.equal('account' in anonymous, false);
+      const key = await keyFor('fine');
+      await app.inject({ url: '/v1/pets?limit=1', headers: { ...bearer(key), 'user-agent': 'fine/3' } });
+      const fine = requestLines().find((l) => l.userAgent === 'fine/3');
+      assert.ok(fine);
+      assert.equal(fine.statusCode, 200);
+      assert.equal('code' in fine, false);
+      assert.equal(fine.account, 'fine');
+    });
+
+    test('rejections are counted by reason; a ban and its lifting are logged and counted once', async () => {
+      const before = await metrics(app);
+      const limitedBefore =
+        metric(before, 'rate_limit_rejections_total{reason="rate_limited",subject="account"}') ?? 0;
+      const bansBefore = metric(before, 'rate_limit_bans_total') ?? 0;
+      const key = await keyFor('hammer', 2);
+      const codes: string[] = [];
+      // 2 allowed, then rejected ones; the third rejection in the minute exceeds 2 × 1 and bans.
+      for (let i = 0; i < 6; i++) {
+        const res = await app.inject({ url: '/v1/pets?limit=1', headers: bearer(key) });
+        codes.push(res.statusCode === 200 ? 'ok' : (res.json().code as string));
+      }
+      assert.deepEqual(codes, [
+        'ok',
+        'ok',
+        'rate_limited',
+        'rate_limited',
+        'temporarily_banned',
+        'temporarily_banned',
+      ]);
+      let text = await metrics(app);
+      assert.equal(
+        metric(text, 'rate_limit_rejections_total{reason="rate_limited",subject="account"}'),
+        limitedBefore + 2,
+      );
+      assert.equal(
+        metric(text, 'rate_limit_rejections_total{reason="temporarily_banned",subject="account"}'),
+        2,
+      );
+      assert.equal(metric(text, 'rate_limit_bans_total'), bansBefore + 1);
+      const banned = log.lines.filter((l) => l.event === 'account_banned');
+      assert.equal(banned.length, 1, JSON.stringify(banned));
+      assert.equal(banned[0]!.account, 'hammer');
+      assert.equal(banned[0]!.level, 40);
+      assert.equal(typeof banned[0]!.bannedUntil, 'string');
+      // The 429 lines name the account too.
+      assert.ok(
+        requestLines().some((l) => l.code === 'temporarily_banned' && l.account === 'hammer'),
+        'the banned request is logged with its account',
+      );
+
+      // `accounts unban` writes this; the next request finds the ban lifted.
+      clock.advance(1);
+      assert.equal(await database.repository(accountRepository).liftBan('hammer', clock.now), true);
+      clock.advance(60_000);
+      const res = await app.inject({ url: '/v1/pets?limit=1', headers: bearer(key) });
+      assert.equal(res.statusCode, 200, res.body);
+      const unbanned = log.lines.filter((l) => l.event === 'account_unbanned');
+      assert.equal(unbanned.length, 1, JSON.stringify(log.lines.slice(-5)));
+      assert.equal(unbanned[0]!.account, 'hammer');
+      text = await metrics(app);
+      assert.equal(metric(text, 'rate_limit_unbans_total'), 1);
+    });
+
+    test('invalid keys beyond the lockout and unkeyed floods are counted by address', async () => {
+      const ip = '203.0.113.9';
+      const headers = { authorization: 'Bearer pas_notarealkeyatall' };
+      for (let i = 0; i < 32; i++) await app.inject({ url: '/v1/pets', headers, remoteAddress: ip });
+      const text = await metrics(app);
+      assert.ok(
+        (metric(text, 'rate_limit_rejections_total{reason="too_many_invalid_keys",subject="address"}') ??
+          0) >= 1,
+        text
+          .split('\n')
+          .filter((l) => l.startsWith('rate_limit'))
+          .join('\n'),
+      );
+    });
+
+    test('the counter store state and (PostgreSQL only) the pool are on /metrics', async () => {
+      const text = await metrics(app);
+      const state = counterStore.kind === 'memory' ? 'memory' : 'redis';
+      assert.equal(metric(text, `rate_limit_store_state{state="${state}"}`), 1);
+      assert.equal(metric(text, 'rate_limit_store_state{state="memory-fallback"}'), 0);
+      if (database.kind === 'postgres') {
+        assert.ok(metric(text, 'db_pool_connections{state="total"}')! >= 1, text);
+        assert.ok(metric(text, 'db_pool_connections{state="idle"}')! >= 0);
+        assert.equal(metric(text, 'db_pool_connections{state="waiting"}'), 0);
+      } else {
+        assert.equal(text.includes('db_pool_connections'), false, 'SQLite has no pool');
+      }
+    });
+  });
+}
+
+describe('operations: Redis outage events', { skip: !(await externalServicesAvailable()) }, () => {
+  test('a fallback and the recovery are logged as events, counted, and shown on /metrics', async (t) => {
+    const target = new URL(REDIS_URL);
+    const proxy = await new TcpProxy(
+      { host: target.hostname, port: Number(target.port || 6379) },
+      'redis',
+    ).start();
+    t.after(() => proxy.close());
+    const database = await sqliteMemory.createDatabase();
+    t.after(() => database.close());
+    await database.migrate();
+    const prefix = `${uniqueName('ops')}:`;
+    const log = captureLogger();
+    const store = new RedisCounterStore(`redis://127.0.0.1:${proxy.port}`, {
+      prefix,
+      installationId: await database.installationId(),
+      timeoutMs: 50,
+      probeEveryMs: 50,
+      logger: log.logger,
+    });
+    t.after(async () => {
+      await store.close();
+      await deleteKeys(REDIS_URL, prefix);
+    });
+    assert.equal(await store.ready(5000), true);
+    const app = await buildApp({
+      config: defaultTestConfig,
+      database,
+      counterStore: store,
+      logger: log.logger,
+    });
+    t.after(() => app.close());
+    assert.equal(metric(await metrics(app), 'rate_limit_store_state{state="redis"}'), 1);
+
+    const down = once(store, 'down');
+    proxy.refuse();
+    proxy.dropAll();
+    await down;
+    let text = await metrics(app);
+    assert.equal(metric(text, 'rate_limit_store_state{state="memory-fallback"}'), 1);
+    assert.equal(metric(text, 'rate_limit_store_state{state="redis"}'), 0);
+    assert.equal(metric(text, 'rate_limit_store_fallbacks_total'), 1);
+    const fallback = log.lines.filter((l) => l.event === 'rate_limit_store_fallback');
+    assert.equal(fallback.length, 1);
+    assert.equal(fallback[0]!.level, 40);
+
+    const up = once(store, 'up');
+    await proxy.restore();
+    await up;
+    text = await metrics(app);
+    assert.equal(metric(text, 'rate_limit_store_state{state="redis"}'), 1);
+    assert.equal(log.lines.filter((l) => l.event === 'rate_limit_store_recovered').length, 1);
+  });
+});
