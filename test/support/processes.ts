@@ -27,6 +27,7 @@ export function baseEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   for (const name of [
     'PORT',
     'HOST',
+    'METRICS_PORT',
     'DATABASE_URL',
     'REDIS_URL',
     'REDIS_PREFIX',
