@@ -82,6 +82,7 @@ export const petRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (app, {
         response: {
           201: {
             ...ref(Pet),
+            description: 'The pet as stored, with its id; `Location` names it.',
             headers: {
               Location: header('Path of the created pet: `/v1/pets/{id}`.'),
               ETag: PET_ETAG,
@@ -148,7 +149,7 @@ export const petRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (app, {
           `the pet's version; with a matching \`If-None-Match\` the answer is \`304\` without a body. ${rateLimitNote}`,
         params: PetIdParams,
         response: {
-          200: { ...ref(Pet), headers: { ETag: PET_ETAG } },
+          200: { ...ref(Pet), description: 'The pet.', headers: { ETag: PET_ETAG } },
           304: notModifiedResponse('The pet is unchanged (`If-None-Match` matched).'),
           ...errorResponses(400, 401, 404, 410),
         },

@@ -66,7 +66,11 @@ export const writeRoutes: FastifyPluginAsyncTypebox<WriteRoutesOptions> = async 
         headers: PreconditionHeaders,
         body: mergePatchBody(ref(PetPatch)),
         response: {
-          200: { ...ref(Pet), headers: { ETag: PET_ETAG, 'Idempotent-Replayed': REPLAYED } },
+          200: {
+            ...ref(Pet),
+            description: 'The pet after the change.',
+            headers: { ETag: PET_ETAG, 'Idempotent-Replayed': REPLAYED },
+          },
           ...errorResponses(400, 401, 404, 409, 413, 415, 422),
           ...preconditionResponse,
         },

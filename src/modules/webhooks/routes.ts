@@ -20,6 +20,7 @@ import {
   WebhookEndpoint,
   WebhookEndpointPatch,
   WebhookEndpointWithSecret,
+  MAX_ERROR_LENGTH,
 } from './schemas.js';
 
 /** How long the previous secret keeps signing after a rotation. */
@@ -55,7 +56,8 @@ export function renderDelivery(d: DeliveryRecord): WebhookDelivery {
     status: d.status,
     attempts: d.attempts,
     lastStatusCode: d.lastStatusCode,
-    lastError: d.lastError,
+    // Bounded as documented: an error text may quote a host name or a system message of any length.
+    lastError: d.lastError === null || d.lastError.length <= MAX_ERROR_LENGTH ? d.lastError : `${d.lastError.slice(0, MAX_ERROR_LENGTH - 1)}…`,
     lastAttemptAt: iso(d.lastAttemptAt),
     nextAttemptAt: d.status === 'pending' ? iso(d.nextAttemptAt) : null,
     createdAt: new Date(d.createdAt).toISOString(),
@@ -141,7 +143,11 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
         description: 'Ordered by id; paged with `limit` and `cursor` like every list (`Link: rel="next"`).',
         querystring: PageQuery,
         response: {
-          200: { ...Type.Array(ref(WebhookEndpoint)), headers: LINK },
+          200: {
+            ...Type.Array(ref(WebhookEndpoint), { maxItems: 100 }),
+            description: "A page of the account's webhook endpoints, ordered by id.",
+            headers: LINK,
+          },
           ...errorResponses(400, 401, 403),
         },
       },
@@ -162,8 +168,12 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
         operationId: 'getWebhookEndpoint',
         tags,
         summary: 'Get a webhook endpoint',
+        description: "One of the account's webhook endpoints, without its secret. Another account's: 404.",
         params: EndpointIdParams,
-        response: { 200: ref(WebhookEndpoint), ...errorResponses(400, 401, 403, 404) },
+        response: {
+          200: { ...ref(WebhookEndpoint), description: 'The endpoint.' },
+          ...errorResponses(400, 401, 403, 404),
+        },
       },
     },
     async (request) => renderEndpoint(await own(accountOf(request), request.params.endpointId)),
@@ -257,7 +267,11 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
         params: EndpointIdParams,
         querystring: PageQuery,
         response: {
-          200: { ...Type.Array(ref(WebhookDelivery)), headers: LINK },
+          200: {
+            ...Type.Array(ref(WebhookDelivery), { maxItems: 100 }),
+            description: "A page of the endpoint's deliveries, oldest first.",
+            headers: LINK,
+          },
           ...errorResponses(400, 401, 403, 404),
         },
       },
