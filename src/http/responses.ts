@@ -29,6 +29,7 @@ export const ErrorSchema = Type.Object(
       example: 'Invalid request: name is required.',
     }),
     status: Type.Integer({
+      format: 'int32',
       minimum: 400,
       maximum: 599,
       description: 'The HTTP status code of the response.',
@@ -88,12 +89,29 @@ export function errorResponses(...statuses: number[]): Record<number, ErrorRespo
 export function notModifiedResponse(description: string): {
   description: string;
   type: 'null';
-  headers: { ETag: ReturnType<typeof header> };
+  headers: { ETag: HeaderSchema };
 } {
-  return { description, type: 'null', headers: { ETag: header('The current entity tag.') } };
+  return { description, type: 'null', headers: { ETag: etagHeader('The current entity tag.') } };
+}
+
+interface HeaderSchema {
+  type: 'string';
+  maxLength: number;
+  pattern?: string;
+  description: string;
 }
 
 /** A documented response header; bounded like every documented string (a Link with PUBLIC_URL is the longest). */
-export function header(description: string): { type: 'string'; maxLength: number; description: string } {
-  return { type: 'string', maxLength: 2048, description };
+export function header(description: string, pattern?: string): HeaderSchema {
+  return { type: 'string', maxLength: 2048, ...(pattern === undefined ? {} : { pattern }), description };
 }
+
+/** `"<n>"` or `W/"…"`. */
+export const etagHeader = (description: string) => header(description, '^(W/)?"[^"]*"$');
+/** A path under /v1, absolute when the deployment sets PUBLIC_URL. */
+export const locationHeader = (description: string) =>
+  header(`${description} Absolute (\`https://…/v1/…\`) when the deployment sets PUBLIC_URL.`, '^(https?://[^/]+[^?#]*)?/v1/');
+/** One or more `<target>; rel="…"` links; targets absolute when the deployment sets PUBLIC_URL. */
+export const linkHeader = (description: string) =>
+  header(`${description} The target is absolute when the deployment sets PUBLIC_URL.`, '^<[^>]+>;');
+export const replayedHeader = (description: string) => header(description, '^true$');

@@ -52,6 +52,7 @@ export const Event = Type.Object(
           },
         ),
         version: Type.Integer({
+          format: 'int64',
           minimum: 1,
           maximum: MAX_ID,
           example: 1,
@@ -90,6 +91,7 @@ export const ListEventsQuery = Type.Object(
     }),
     limit: Type.Optional(
       Type.Integer({
+        format: 'int32',
         minimum: 1,
         maximum: 100,
         default: 20,

@@ -3,7 +3,7 @@ import { notModified, strongEtag, weakEtag } from '../../http/conditional.js';
 import { ApiError } from '../../http/errors.js';
 import { IdempotencyHeaders, idempotencyInput, refusal, replay } from '../../http/idempotency/index.js';
 import { decodeCursor, sendPage } from '../../http/paging.js';
-import { errorResponses, header, notModifiedResponse } from '../../http/responses.js';
+import { errorResponses, etagHeader, linkHeader, locationHeader, notModifiedResponse, replayedHeader } from '../../http/responses.js';
 import { MAX_ID, ref } from '../../http/schemas.js';
 import type { ModuleContext } from '../module.js';
 import { petRepository } from './repository.js';
@@ -20,7 +20,7 @@ const DEPRECATION_HEADERS = {
 };
 
 const rateLimitNote = 'Every response carries the rate-limit headers (see components.headers).';
-const PET_ETAG = header(
+const PET_ETAG = etagHeader(
   'The pet\'s version as a strong entity tag (`"<n>"`), for `If-Match` / `If-None-Match`.',
 );
 /** A new pet's version: the column's default. */
@@ -47,8 +47,8 @@ export const petRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (app, {
           200: {
             ...Pets,
             headers: {
-              Link: header('Present when another page exists: `<…>; rel="next"`.'),
-              ETag: header('A weak entity tag of this page (`W/"…"`), for `If-None-Match`.'),
+              Link: linkHeader('Present when another page exists: `<…>; rel="next"`.'),
+              ETag: etagHeader('A weak entity tag of this page (`W/"…"`), for `If-None-Match`.'),
             },
           },
           304: notModifiedResponse('The page is unchanged (`If-None-Match` matched).'),
@@ -84,9 +84,9 @@ export const petRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (app, {
             ...ref(Pet),
             description: 'The pet as stored, with its id; `Location` names it.',
             headers: {
-              Location: header('Path of the created pet: `/v1/pets/{id}`.'),
+              Location: locationHeader('Path of the created pet: `/v1/pets/{id}`.'),
               ETag: PET_ETAG,
-              'Idempotent-Replayed': header(
+              'Idempotent-Replayed': replayedHeader(
                 '`true` when this response replays an earlier one (same Idempotency-Key).',
               ),
             },

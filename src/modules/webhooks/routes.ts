@@ -6,7 +6,7 @@ import { hasScope } from '../../http/access.js';
 import { ApiError } from '../../http/errors.js';
 import { mergePatchBody, requireDeclaredBody } from '../../http/merge-patch.js';
 import { decodeCursor, sendPage } from '../../http/paging.js';
-import { errorResponses, header } from '../../http/responses.js';
+import { errorResponses, linkHeader, locationHeader } from '../../http/responses.js';
 import { MAX_ID, ref } from '../../http/schemas.js';
 import type { ModuleContext } from '../module.js';
 import { urlProblem } from './delivery.js';
@@ -27,7 +27,7 @@ import {
 export const PREVIOUS_SECRET_MS = 24 * 3600_000;
 const access = { access: { scopes: ['webhooks:write'] as const } };
 const tags = ['webhooks'];
-const LINK = { Link: header('Present when another page exists: `<…>; rel="next"`.') };
+const LINK = { Link: linkHeader('Present when another page exists: `<…>; rel="next"`.') };
 
 /** The Standard Webhooks secret format: `whsec_` and the base64 of 24 random bytes. */
 export function newSecret(): string {
@@ -106,7 +106,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
         response: {
           201: {
             ...WebhookEndpointWithSecret,
-            headers: { Location: header('`/v1/webhook-endpoints/{id}`.') },
+            headers: { Location: locationHeader('`/v1/webhook-endpoints/{id}`.') },
           },
           ...errorResponses(400, 401, 403, 413, 415),
         },
