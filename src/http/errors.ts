@@ -121,7 +121,9 @@ export interface ErrorBody {
 
 export function errorBody(error: ApiError): ErrorBody {
   const message =
-    error.message.length > MAX_MESSAGE_LENGTH ? `${error.message.slice(0, MAX_MESSAGE_LENGTH - 1)}…` : error.message;
+    error.message.length > MAX_MESSAGE_LENGTH
+      ? `${error.message.slice(0, MAX_MESSAGE_LENGTH - 1)}…`
+      : error.message;
   const body: ErrorBody = { code: error.code, message, status: error.status };
   if (error.details && error.details.length > 0) body.details = error.details.slice(0, MAX_DETAILS);
   return body;

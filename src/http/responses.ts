@@ -1,6 +1,12 @@
 /** The Error schema and the documented error responses every route's schema declares. */
 import { Type } from 'typebox';
-import { errorCatalogue, type ErrorCode, MAX_DETAILS, MAX_FIELD_LENGTH, MAX_MESSAGE_LENGTH } from './errors.js';
+import {
+  errorCatalogue,
+  type ErrorCode,
+  MAX_DETAILS,
+  MAX_FIELD_LENGTH,
+  MAX_MESSAGE_LENGTH,
+} from './errors.js';
 import { ref } from './schemas.js';
 
 export const ErrorDetail = Type.Object({
@@ -110,7 +116,10 @@ export function header(description: string, pattern?: string): HeaderSchema {
 export const etagHeader = (description: string) => header(description, '^(W/)?"[^"]*"$');
 /** A path under /v1, absolute when the deployment sets PUBLIC_URL. */
 export const locationHeader = (description: string) =>
-  header(`${description} Absolute (\`https://…/v1/…\`) when the deployment sets PUBLIC_URL.`, '^(https?://[^/]+[^?#]*)?/v1/');
+  header(
+    `${description} Absolute (\`https://…/v1/…\`) when the deployment sets PUBLIC_URL.`,
+    '^(https?://[^/]+[^?#]*)?/v1/',
+  );
 /** One or more `<target>; rel="…"` links; targets absolute when the deployment sets PUBLIC_URL. */
 export const linkHeader = (description: string) =>
   header(`${description} The target is absolute when the deployment sets PUBLIC_URL.`, '^<[^>]+>;');

@@ -33,5 +33,10 @@ export function pathId(description: string, example: number) {
 
 /** An RFC 3339 UTC instant as the service writes it (`Date.prototype.toISOString`, 24 characters). */
 export function timestamp(description: string) {
-  return Type.String({ format: 'date-time', maxLength: 30, description, example: '2026-06-15T12:00:30.000Z' });
+  return Type.String({
+    format: 'date-time',
+    maxLength: 30,
+    description,
+    example: '2026-06-15T12:00:30.000Z',
+  });
 }

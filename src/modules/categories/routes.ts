@@ -16,7 +16,10 @@ export const categoryRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (a
         summary: 'List categories (extension)',
         description:
           'An extension to the interface specification: the categories a pet may belong to (`categoryId`).',
-        response: { 200: { ...Categories, description: 'Every category, ordered by id.' }, ...errorResponses(401) },
+        response: {
+          200: { ...Categories, description: 'Every category, ordered by id.' },
+          ...errorResponses(401),
+        },
       },
     },
     () => categories.list(),

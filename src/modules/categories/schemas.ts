@@ -3,7 +3,7 @@ import { issuedId, ref } from '../../http/schemas.js';
 
 export const Category = Type.Object(
   {
-    id: issuedId('The category id, for a pet\'s `categoryId`.', 1),
+    id: issuedId("The category id, for a pet's `categoryId`.", 1),
     name: Type.String({
       minLength: 1,
       maxLength: 100,

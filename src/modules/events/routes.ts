@@ -31,7 +31,9 @@ export const eventRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (app,
           200: {
             ...Events,
             headers: {
-              Link: linkHeader('Always present: `<…>; rel="next"`, the page after this one (follow it to poll).'),
+              Link: linkHeader(
+                'Always present: `<…>; rel="next"`, the page after this one (follow it to poll).',
+              ),
             },
           },
           ...errorResponses(400, 401),

@@ -81,7 +81,10 @@ export const Event = Type.Object(
 );
 export type Event = Static<typeof Event>;
 
-export const Events = Type.Array(ref(Event), { maxItems: 100, description: 'A page of events, oldest first.' });
+export const Events = Type.Array(ref(Event), {
+  maxItems: 100,
+  description: 'A page of events, oldest first.',
+});
 
 export const ListEventsQuery = Type.Object(
   {

@@ -12,7 +12,13 @@ import {
 import { ApiError } from '../../http/errors.js';
 import { IdempotencyHeaders, idempotencyInput, refusal, replay } from '../../http/idempotency/index.js';
 import { decodeCursor, sendPage } from '../../http/paging.js';
-import { errorResponses, etagHeader, linkHeader, locationHeader, replayedHeader } from '../../http/responses.js';
+import {
+  errorResponses,
+  etagHeader,
+  linkHeader,
+  locationHeader,
+  replayedHeader,
+} from '../../http/responses.js';
 import { MAX_ID, ref } from '../../http/schemas.js';
 import type { ModuleContext } from '../module.js';
 import { orderRepository, type OrderAction, type OrderRecord, type Replayable } from './repository.js';
@@ -39,7 +45,9 @@ function described(status: number, description: string) {
 
 const ETAG = { ETag: etagHeader('The order\'s version as a strong ETag (`"<n>"`); send it in If-Match.') };
 const REPLAYED = {
-  'Idempotent-Replayed': replayedHeader('`true` when this response replays an earlier one (same Idempotency-Key).'),
+  'Idempotent-Replayed': replayedHeader(
+    '`true` when this response replays an earlier one (same Idempotency-Key).',
+  ),
 };
 
 const ACTIONS: Record<

@@ -85,7 +85,8 @@ export const OrderIdParams = Type.Object({
   orderId: pathId('The order id, a positive integer. Malformed: 400; unknown or not yours: 404.', 7),
 });
 
-const count = (description: string) => Type.Integer({ format: 'int64', minimum: 0, maximum: MAX_ID, description });
+const count = (description: string) =>
+  Type.Integer({ format: 'int64', minimum: 0, maximum: MAX_ID, description });
 
 export const Inventory = Type.Object(
   {

@@ -3,7 +3,15 @@ import { notModified, strongEtag, weakEtag } from '../../http/conditional.js';
 import { ApiError } from '../../http/errors.js';
 import { IdempotencyHeaders, idempotencyInput, refusal, replay } from '../../http/idempotency/index.js';
 import { decodeCursor, sendPage } from '../../http/paging.js';
-import { errorResponses, etagHeader, linkHeader, locationHeader, notModifiedResponse, replayedHeader } from '../../http/responses.js';
+import { absoluteLink } from '../../http/public-url.js';
+import {
+  errorResponses,
+  etagHeader,
+  linkHeader,
+  locationHeader,
+  notModifiedResponse,
+  replayedHeader,
+} from '../../http/responses.js';
 import { MAX_ID, ref } from '../../http/schemas.js';
 import type { ModuleContext } from '../module.js';
 import { petRepository } from './repository.js';
@@ -26,7 +34,15 @@ const PET_ETAG = etagHeader(
 /** A new pet's version: the column's default. */
 const CREATED_ETAG = strongEtag(1);
 
-export const petRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (app, { database, clock }) => {
+export const petRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
+  app,
+  { database, clock, config },
+) => {
+  // Set in getPet's own onSend, after the app-wide hook that makes links absolute, so made absolute here.
+  const deprecationHeaders =
+    config.publicUrl === undefined
+      ? DEPRECATION_HEADERS
+      : { ...DEPRECATION_HEADERS, link: absoluteLink(config.publicUrl, DEPRECATION_HEADERS.link) };
   const pets = database.repository(petRepository);
 
   app.get(
@@ -156,7 +172,7 @@ export const petRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (app, {
       },
       // Callback style: no promise per response for three constant headers.
       onSend: (_request, reply, payload, done) => {
-        reply.headers(DEPRECATION_HEADERS);
+        reply.headers(deprecationHeaders);
         done(null, payload);
       },
     },

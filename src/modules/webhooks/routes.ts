@@ -57,7 +57,10 @@ export function renderDelivery(d: DeliveryRecord): WebhookDelivery {
     attempts: d.attempts,
     lastStatusCode: d.lastStatusCode,
     // Bounded as documented: an error text may quote a host name or a system message of any length.
-    lastError: d.lastError === null || d.lastError.length <= MAX_ERROR_LENGTH ? d.lastError : `${d.lastError.slice(0, MAX_ERROR_LENGTH - 1)}…`,
+    lastError:
+      d.lastError === null || d.lastError.length <= MAX_ERROR_LENGTH
+        ? d.lastError
+        : `${d.lastError.slice(0, MAX_ERROR_LENGTH - 1)}…`,
     lastAttemptAt: iso(d.lastAttemptAt),
     nextAttemptAt: d.status === 'pending' ? iso(d.nextAttemptAt) : null,
     createdAt: new Date(d.createdAt).toISOString(),

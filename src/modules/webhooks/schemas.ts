@@ -128,7 +128,13 @@ export const WebhookDelivery = Type.Object(
       enum: ['pending', 'succeeded', 'failed'],
       description: '`pending` (waiting for its next attempt), `succeeded` (2xx), `failed` (gave up).',
     }),
-    attempts: Type.Integer({ format: 'int64', minimum: 0, maximum: MAX_ID, description: 'Attempts made so far.', example: 1 }),
+    attempts: Type.Integer({
+      format: 'int64',
+      minimum: 0,
+      maximum: MAX_ID,
+      description: 'Attempts made so far.',
+      example: 1,
+    }),
     lastStatusCode: nullable(
       Type.Integer({
         format: 'int32',
