@@ -40,3 +40,9 @@ export function timestamp(description: string) {
     example: '2026-06-15T12:00:30.000Z',
   });
 }
+
+/**
+ * The query of an operation that takes no parameters: like every other, an unknown one is a 400 rather than
+ * silently ignored (a misspelt filter must not look like it worked).
+ */
+export const NoQuery = Type.Object({}, { additionalProperties: false });

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errorResponses } from '../../http/responses.js';
+import { NoQuery } from '../../http/schemas.js';
 import type { ModuleContext } from '../module.js';
 import { categoryRepository } from './repository.js';
 import { Categories } from './schemas.js';
@@ -16,9 +17,10 @@ export const categoryRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (a
         summary: 'List categories (extension)',
         description:
           'An extension to the interface specification: the categories a pet may belong to (`categoryId`).',
+        querystring: NoQuery,
         response: {
           200: { ...Categories, description: 'Every category, ordered by id.' },
-          ...errorResponses(401),
+          ...errorResponses(400, 401),
         },
       },
     },

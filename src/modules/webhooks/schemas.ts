@@ -50,19 +50,21 @@ const endpointProperties = {
   updatedAt: time('When the endpoint last changed (RFC 3339, UTC).'),
 };
 
+const ENDPOINT_EXAMPLE = {
+  id: 3,
+  url: 'https://shop.example.com/hooks/pet-adoption',
+  events: ['pet.created', 'order.placed'],
+  enabled: true,
+  disabledReason: null,
+  createdAt: '2026-06-15T12:00:30.000Z',
+  updatedAt: '2026-06-15T12:00:30.000Z',
+};
+
 export const WebhookEndpoint = Type.Object(endpointProperties, {
   $id: 'WebhookEndpoint',
   additionalProperties: false,
   description: 'A URL that receives the account’s events, signed per the Standard Webhooks specification.',
-  example: {
-    id: 3,
-    url: 'https://shop.example.com/hooks/pet-adoption',
-    events: ['pet.created', 'order.placed'],
-    enabled: true,
-    disabledReason: null,
-    createdAt: '2026-06-15T12:00:30.000Z',
-    updatedAt: '2026-06-15T12:00:30.000Z',
-  },
+  example: ENDPOINT_EXAMPLE,
 });
 export type WebhookEndpoint = Static<typeof WebhookEndpoint>;
 
@@ -77,7 +79,14 @@ export const WebhookEndpointWithSecret = Type.Object(
         'The signing secret (`whsec_` + base64), shown only when created or rotated. Verify deliveries with it.',
     }),
   },
-  { additionalProperties: false, description: 'A webhook endpoint with its signing secret.' },
+  {
+    additionalProperties: false,
+    description: 'A webhook endpoint with its signing secret.',
+    example: {
+      ...ENDPOINT_EXAMPLE,
+      secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+    },
+  },
 );
 
 export const NewWebhookEndpoint = Type.Object(
