@@ -19,6 +19,7 @@ import { registerMergePatch } from './http/merge-patch.js';
 import { deriveMethodNotAllowed, type MethodNotAllowed } from './http/method-not-allowed.js';
 import { createRegistry, registerObservability, requestId } from './http/observability.js';
 import { registerOpenApi } from './http/openapi.js';
+import { registerPublicUrl } from './http/public-url.js';
 import { ErrorSchema } from './http/responses.js';
 import { MODULES } from './modules/index.js';
 import type { ApiModule } from './modules/module.js';
@@ -36,7 +37,12 @@ export type AppConfig = Pick<
   | 'authFailuresPerMinute'
   | 'corsOrigins'
 > &
-  Partial<Pick<Config, 'headersTimeoutMs' | 'requestTimeoutMs' | 'maxOpenOrders' | 'webhookAllowHosts'>>;
+  Partial<
+    Pick<
+      Config,
+      'headersTimeoutMs' | 'requestTimeoutMs' | 'maxOpenOrders' | 'webhookAllowHosts' | 'publicUrl'
+    >
+  >;
 
 export interface AppOptions {
   config: AppConfig;
@@ -152,6 +158,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   guardConnections(app.server);
   // Before access: a CORS preflight is answered without a key and without being counted.
   headers.register(app);
+  registerPublicUrl(app, config.publicUrl);
   registerHostCheck(app, countByAddress);
   registerAccess(app, { database, limiter, clock, countByAddress, lockout, metrics });
 
@@ -163,7 +170,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     textAjv.addSchema(schema);
   }
 
-  await registerOpenApi(app, { tags: modules.flatMap((m) => (m.tag ? [m.tag] : [])) });
+  await registerOpenApi(app, {
+    tags: modules.flatMap((m) => (m.tag ? [m.tag] : [])),
+    publicUrl: config.publicUrl,
+  });
   for (const module of modules) {
     await app.register(module.routes, { prefix: '/v1', database, clock, config });
   }

@@ -69,6 +69,11 @@ export interface Config {
    * once its lease expires. Keep it above the 15 s delivery timeout so a slow answer is not sent twice.
    */
   webhookLeaseMs: number;
+  /**
+   * Where clients reach this deployment (`https://api.example.com`, no trailing slash), when set: `Location`,
+   * `Link` and the OpenAPI `servers` become absolute. Unset: they stay root-relative.
+   */
+  publicUrl: string | undefined;
 }
 
 /** The HTTP timeouts' defaults, for apps built without a full Config (tests, benchmarks). */
@@ -205,6 +210,26 @@ function metricsPort(env: Env, port: number): number | undefined {
   return value;
 }
 
+function publicUrl(env: Env): string | undefined {
+  const raw = env.PUBLIC_URL?.trim();
+  if (!raw) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError('PUBLIC_URL', `"${raw}" is not an absolute URL like https://api.example.com`);
+  }
+  if (!/^https?:$/.test(url.protocol))
+    throw new ConfigError('PUBLIC_URL', `expected an http:// or https:// URL, got "${raw}"`);
+  // Links are built by appending `/v1/…`: a query or fragment would end up in the middle of them.
+  if (url.search !== '' || url.hash !== '' || raw.includes('?') || raw.includes('#'))
+    throw new ConfigError('PUBLIC_URL', `must not have a query or fragment, got "${raw}"`);
+  if (url.username !== '' || url.password !== '')
+    throw new ConfigError('PUBLIC_URL', 'must not carry a user name or password');
+  // A path is kept (a proxy may serve the API under a prefix); the trailing slash goes, since `/v1/…` follows.
+  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 3000, 0, 65535);
   return {
@@ -239,5 +264,6 @@ export function loadConfig(env: Env = process.env): Config {
     webhookAllowHosts: webhookAllowHosts(env),
     webhookPollMs: integer(env, 'WEBHOOK_POLL_MS', 1000, 10, 60_000),
     webhookLeaseMs: integer(env, 'WEBHOOK_LEASE_MS', 30_000, 100, 3_600_000),
+    publicUrl: publicUrl(env),
   };
 }

@@ -31,3 +31,11 @@ test('README describes every scope in its Scopes table', () => {
   assert.ok(section.length > 1, 'a Scopes section');
   for (const scope of SCOPES) assert.match(section, new RegExp(`\\| \`${scope}\` +\\|`), scope);
 });
+
+test('README documents every environment variable src/config.ts reads', () => {
+  const source = readFileSync(new URL('../src/config.ts', import.meta.url), 'utf8');
+  const names = new Set([...source.matchAll(/\benv(?:\.|, ')([A-Z][A-Z0-9_]+)/g)].map((m) => m[1]!));
+  assert.ok(names.has('PUBLIC_URL') && names.has('PORT'), 'the pattern finds the variables');
+  const section = readme.slice(readme.indexOf('\n## Configuration\n'));
+  for (const name of names) assert.match(section, new RegExp(`\\| \`${name}\` +\\|`), name);
+});

@@ -5,7 +5,14 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { StorageUnavailableError } from '../db/database.js';
-import { ApiError, errorBody, type ErrorCode, type ErrorDetail } from './errors.js';
+import {
+  ApiError,
+  errorBody,
+  MAX_DETAILS,
+  MAX_FIELD_LENGTH,
+  type ErrorCode,
+  type ErrorDetail,
+} from './errors.js';
 
 interface AjvError {
   instancePath: string;
@@ -26,7 +33,8 @@ function fieldOf(error: AjvError, context: string): string {
   const missing = error.params.missingProperty ?? error.params.additionalProperty;
   const field = typeof missing === 'string' ? (path ? `${path}.${missing}` : missing) : path;
   if (context === 'headers' && field === 'idempotency-key') return 'Idempotency-Key';
-  return field || PART_LABEL[context] || context;
+  const name = field || PART_LABEL[context] || context;
+  return name.length > MAX_FIELD_LENGTH ? `${name.slice(0, MAX_FIELD_LENGTH - 1)}…` : name;
 }
 
 function messageOf(error: AjvError): string {
@@ -87,7 +95,7 @@ export function toApiError(error: FastifyError | Error): ApiError | undefined {
   }
   const fe = error as FastifyError & { validation?: AjvError[]; validationContext?: string };
   if (fe.validation) {
-    const details = validationDetails(fe.validation, fe.validationContext ?? 'body');
+    const details = validationDetails(fe.validation, fe.validationContext ?? 'body').slice(0, MAX_DETAILS);
     return new ApiError(
       'validation_failed',
       `Invalid request: ${details.map((d) => `${d.field} ${d.message}`).join('; ')}.`,

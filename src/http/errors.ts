@@ -84,6 +84,14 @@ export const errorCatalogue = {
 
 export type ErrorCode = keyof typeof errorCatalogue;
 
+/**
+ * Bounds of what an Error body carries. Field names can come from the request (an unknown body field), so
+ * they, the list and the message built from it are cut to these lengths; the document states them.
+ */
+export const MAX_DETAILS = 20;
+export const MAX_FIELD_LENGTH = 200;
+export const MAX_MESSAGE_LENGTH = 8192;
+
 export interface ErrorDetail {
   field: string;
   message: string;
@@ -112,7 +120,11 @@ export interface ErrorBody {
 }
 
 export function errorBody(error: ApiError): ErrorBody {
-  const body: ErrorBody = { code: error.code, message: error.message, status: error.status };
-  if (error.details && error.details.length > 0) body.details = error.details;
+  const message =
+    error.message.length > MAX_MESSAGE_LENGTH
+      ? `${error.message.slice(0, MAX_MESSAGE_LENGTH - 1)}…`
+      : error.message;
+  const body: ErrorBody = { code: error.code, message, status: error.status };
+  if (error.details && error.details.length > 0) body.details = error.details.slice(0, MAX_DETAILS);
   return body;
 }

@@ -62,41 +62,75 @@ function scopeTable(operations: Operation[]): string {
   return ['| scope | allows | also granted by | operations |', '|---|---|---|---|', ...rows].join('\n');
 }
 
+/** A count or a Unix time in a header: never negative, within what a double holds exactly. */
+const headerInteger = { type: 'integer', format: 'int64', minimum: 0, maximum: Number.MAX_SAFE_INTEGER };
+/** Header values are short; bounded like every documented string. */
+const headerString = (maxLength: number, pattern?: string): Json => ({
+  type: 'string',
+  maxLength,
+  ...(pattern ? { pattern } : {}),
+});
+
 const COMMON_HEADERS: Record<string, Json> = {
   'X-RateLimit-Limit': {
     description: 'Request quota of the window nearest exhaustion (minute or day).',
-    schema: { type: 'integer' },
+    schema: { ...headerInteger, example: 60 },
   },
-  'X-RateLimit-Remaining': { description: 'Requests left in that window.', schema: { type: 'integer' } },
+  'X-RateLimit-Remaining': {
+    description: 'Requests left in that window.',
+    schema: { ...headerInteger, example: 59 },
+  },
   'X-RateLimit-Reset': {
     description: 'Unix timestamp (seconds) when that window resets (or, while banned, when the ban ends).',
-    schema: { type: 'integer' },
+    schema: { ...headerInteger, example: 1781524860 },
   },
   'RateLimit-Policy': {
     description: 'IETF draft field describing every window, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`.',
-    schema: { type: 'string' },
+    schema: { ...headerString(256, '^"'), example: '"minute";q=60;w=60, "day";q=1000;w=86400' },
   },
   RateLimit: {
     description: 'IETF draft field with each window\'s state, e.g. `"minute";r=59;t=42, "day";r=999;t=3600`.',
-    schema: { type: 'string' },
+    schema: { ...headerString(256, '^"'), example: '"minute";r=59;t=42, "day";r=999;t=3600' },
   },
   'X-Request-Id': {
     description: 'Identifies the request in logs; echoes a safe incoming X-Request-Id.',
-    schema: { type: 'string' },
+    schema: { ...headerString(128, '^[\\x21-\\x7E]+$'), example: 'req-7f3a9c' },
   },
+};
+
+/**
+ * Sent only to browser origins listed in CORS_ORIGINS (none by default), on every answer to them; documented
+ * so that tools reading the document know the API's cross-origin policy is explicit, not absent.
+ */
+const CORS_HEADER: Json = {
+  description:
+    "The caller's origin, echoed when it is listed in the deployment's CORS_ORIGINS (default: none, and " +
+    'then this header is never sent). Never `*`.',
+  schema: { ...headerString(2048, '^https?://'), example: 'https://app.example.com' },
 };
 
 const DEPRECATION_HEADERS: Record<string, Json> = {
   Deprecation: {
     description: 'RFC 9745: when the operation was deprecated (`@<epoch seconds>`).',
-    schema: { type: 'string' },
+    schema: { ...headerString(32, '^@[0-9]+$'), example: '@1735689600' },
   },
-  Sunset: { description: 'RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`.', schema: { type: 'string' } },
-  Link: { description: '`</v1/pets>; rel="successor-version"`.', schema: { type: 'string' } },
+  Sunset: {
+    description: 'RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`.',
+    schema: { ...headerString(64), format: 'http-date', example: 'Thu, 05 Dec 2030 00:00:00 GMT' },
+  },
+  Link: {
+    description: '`</v1/pets>; rel="successor-version"` (absolute when the deployment sets PUBLIC_URL).',
+    schema: { ...headerString(2048, '^<'), example: '</v1/pets>; rel="successor-version"' },
+  },
 };
 
 // Always present, so required: clients may rely on them.
 for (const definition of Object.values(COMMON_HEADERS)) definition.required = true;
+
+const RETRY_AFTER: Json = {
+  description: 'Whole seconds to wait.',
+  schema: { ...headerInteger, example: 30 },
+};
 
 function ref(name: string): Json {
   return { $ref: `#/components/headers/${name}` };
@@ -118,7 +152,11 @@ function decorate(document: Json): Json {
     '`orders:manage` implies `orders:read` and `orders:write`; a key made without `--scopes` has every ' +
     'scope, including any added later.\n\n' +
     scopeTable(operations);
-  components.headers = { ...COMMON_HEADERS, ...DEPRECATION_HEADERS };
+  components.headers = {
+    ...COMMON_HEADERS,
+    'Access-Control-Allow-Origin': CORS_HEADER,
+    ...DEPRECATION_HEADERS,
+  };
   // The default for anything without its own requirement: a key, whatever its scopes.
   document.security = [{ [SCHEME]: [] }];
   for (const pathItem of Object.values((document.paths ?? {}) as Record<string, Record<string, Operation>>)) {
@@ -132,27 +170,24 @@ function decorate(document: Json): Json {
           content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
         };
       }
-      operation.responses['429']!.headers = {
-        'Retry-After': { description: 'Whole seconds to wait.', schema: { type: 'integer' } },
-      };
-      operation.responses['503']!.headers = {
-        'Retry-After': { description: 'Whole seconds to wait.', schema: { type: 'integer' } },
-      };
+      operation.responses['429']!.headers = { 'Retry-After': RETRY_AFTER };
+      operation.responses['503']!.headers = { 'Retry-After': RETRY_AFTER };
       for (const response of Object.values(operation.responses)) {
         const headers = ((response.headers as Json | undefined) ??= {});
         for (const name of Object.keys(COMMON_HEADERS)) headers[name] = ref(name);
+        headers['Access-Control-Allow-Origin'] = ref('Access-Control-Allow-Origin');
         if (operation.deprecated)
           for (const name of Object.keys(DEPRECATION_HEADERS)) headers[name] = ref(name);
         if (response === operation.responses['401']) {
           headers['WWW-Authenticate'] = {
             description: '`Bearer realm="pet-adoption"`…',
-            schema: { type: 'string' },
+            schema: { ...headerString(512, '^Bearer '), example: 'Bearer realm="pet-adoption"' },
           };
         }
         if (response === operation.responses['403']) {
           headers['WWW-Authenticate'] = {
             description: `\`Bearer realm="pet-adoption", error="insufficient_scope", scope="${scopesOf(operation).join(' ')}"\`.`,
-            schema: { type: 'string' },
+            schema: headerString(512, '^Bearer '),
             required: true,
           };
         }
@@ -169,19 +204,45 @@ const catalogueTable = Object.entries(errorCatalogue)
 export interface OpenApiOptions {
   /** One per module, in document order. */
   tags: { name: string; description: string }[];
+  /** PUBLIC_URL: the deployment's absolute address; unset, the server is the document's own origin. */
+  publicUrl?: string | undefined;
+}
+
+/**
+ * The one server: `<PUBLIC_URL>/v1`, or `/v1`, which tools resolve against the address the document was
+ * fetched from (so the docs page's "Try it out" calls the instance that served it, on any address).
+ */
+function servers(publicUrl: string | undefined): Json[] {
+  return [
+    {
+      url: publicUrl === undefined ? '/v1' : `${publicUrl}/v1`,
+      description:
+        publicUrl === undefined
+          ? 'This deployment (production, staging or local), at the address this document was fetched from.'
+          : 'This deployment (production, staging or local: each sets its own PUBLIC_URL).',
+      // OWASP API9: a public API, meant for the partners holding keys.
+      'x-internal': false,
+    },
+  ];
 }
 
 /**
  * Registers the document generator. Must come before any route; component schemas are registered with
  * `app.addSchema` (their `$id` becomes the name under `components.schemas`, and routes reference them).
  */
-export async function registerOpenApi(app: FastifyInstance, { tags }: OpenApiOptions): Promise<void> {
+export async function registerOpenApi(
+  app: FastifyInstance,
+  { tags, publicUrl }: OpenApiOptions,
+): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
       info: {
         title: 'Pet Adoption Service',
         version: '1.0.0',
+        contact: { name: 'Pet Adoption Service team' },
+        // The package is private and unlicensed (package.json); SPDX's form for a license of one's own.
+        license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
         description:
           'List, add and look up animals up for adoption.\n\n' +
           "Decisions on the specification's gaps: `status` defaults to `available`; `name` is 1-100 characters, " +
@@ -197,8 +258,10 @@ export async function registerOpenApi(app: FastifyInstance, { tags }: OpenApiOpt
           'Every error has the Error shape. Error codes:\n\n| code | status | meaning |\n|---|---|---|\n' +
           catalogueTable,
       },
-      servers: [{ url: '/v1' }],
-      components: { securitySchemes: { [SCHEME]: { type: 'http', scheme: 'bearer' } } },
+      servers: servers(publicUrl) as { url: string }[],
+      components: {
+        securitySchemes: { [SCHEME]: { type: 'http', scheme: 'bearer', bearerFormat: 'pas_… API key' } },
+      },
       tags,
     },
     hideUntagged: true,
@@ -234,6 +297,7 @@ export async function registerOpenApi(app: FastifyInstance, { tags }: OpenApiOpt
           .filter((directive) => directive !== '' && directive.toLowerCase() !== 'upgrade-insecure-requests')
           .join('; ') + ';',
       logLevel: 'warn',
+      theme: { title: 'Pet Adoption Service API' },
       uiConfig: { url: '/v1/openapi.json', deepLinking: true },
     });
   });

@@ -15,6 +15,7 @@ export function pageQuery(sameFilters: string) {
   return {
     limit: Type.Optional(
       Type.Integer({
+        format: 'int32',
         minimum: 1,
         maximum: 100,
         default: 20,

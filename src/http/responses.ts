@@ -1,22 +1,63 @@
 /** The Error schema and the documented error responses every route's schema declares. */
 import { Type } from 'typebox';
+import {
+  errorCatalogue,
+  type ErrorCode,
+  MAX_DETAILS,
+  MAX_FIELD_LENGTH,
+  MAX_MESSAGE_LENGTH,
+} from './errors.js';
 import { ref } from './schemas.js';
 
 export const ErrorDetail = Type.Object({
-  field: Type.String({ description: 'The offending field, query parameter or header.' }),
-  message: Type.String(),
+  field: Type.String({
+    maxLength: MAX_FIELD_LENGTH,
+    description: 'The offending field, query parameter or header.',
+    example: 'name',
+  }),
+  message: Type.String({ maxLength: 200, example: 'is required' }),
 });
+
+/** The catalogue's codes, in its order: the document's `Error.code` enum is generated from the one list. */
+const ERROR_CODES = Object.keys(errorCatalogue) as ErrorCode[];
 
 export const ErrorSchema = Type.Object(
   {
-    code: Type.String({
-      description: 'Machine-readable error code from the documented catalogue (snake_case).',
+    code: Type.Unsafe<ErrorCode>({
+      type: 'string',
+      enum: ERROR_CODES,
+      description: 'Machine-readable error code from the catalogue (see the table in the description above).',
+      example: 'validation_failed',
     }),
-    message: Type.String({ description: 'Human-readable description.' }),
-    status: Type.Integer({ description: 'The HTTP status code of the response.' }),
-    details: Type.Optional(Type.Array(ErrorDetail, { description: 'Present on some 400 responses.' })),
+    message: Type.String({
+      maxLength: MAX_MESSAGE_LENGTH,
+      description: 'Human-readable description.',
+      example: 'Invalid request: name is required.',
+    }),
+    status: Type.Integer({
+      format: 'int32',
+      minimum: 400,
+      maximum: 599,
+      description: 'The HTTP status code of the response.',
+      example: 400,
+    }),
+    details: Type.Optional(
+      Type.Array(ErrorDetail, {
+        maxItems: MAX_DETAILS,
+        description: `Present on some 400 responses: each offending field (the first ${MAX_DETAILS}).`,
+      }),
+    ),
   },
-  { $id: 'Error', description: 'Error' },
+  {
+    $id: 'Error',
+    description: 'Every error answer has this shape.',
+    example: {
+      code: 'validation_failed',
+      message: 'Invalid request: name is required.',
+      status: 400,
+      details: [{ field: 'name', message: 'is required' }],
+    },
+  },
 );
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
@@ -54,11 +95,32 @@ export function errorResponses(...statuses: number[]): Record<number, ErrorRespo
 export function notModifiedResponse(description: string): {
   description: string;
   type: 'null';
-  headers: { ETag: { type: 'string'; description: string } };
+  headers: { ETag: HeaderSchema };
 } {
-  return { description, type: 'null', headers: { ETag: header('The current entity tag.') } };
+  return { description, type: 'null', headers: { ETag: etagHeader('The current entity tag.') } };
 }
 
-export function header(description: string): { type: 'string'; description: string } {
-  return { type: 'string', description };
+interface HeaderSchema {
+  type: 'string';
+  maxLength: number;
+  pattern?: string;
+  description: string;
 }
+
+/** A documented response header; bounded like every documented string (a Link with PUBLIC_URL is the longest). */
+export function header(description: string, pattern?: string): HeaderSchema {
+  return { type: 'string', maxLength: 2048, ...(pattern === undefined ? {} : { pattern }), description };
+}
+
+/** `"<n>"` or `W/"…"`. */
+export const etagHeader = (description: string) => header(description, '^(W/)?"[^"]*"$');
+/** A path under /v1, absolute when the deployment sets PUBLIC_URL. */
+export const locationHeader = (description: string) =>
+  header(
+    `${description} Absolute (\`https://…/v1/…\`) when the deployment sets PUBLIC_URL.`,
+    '^(https?://[^/]+[^?#]*)?/v1/',
+  );
+/** One or more `<target>; rel="…"` links; targets absolute when the deployment sets PUBLIC_URL. */
+export const linkHeader = (description: string) =>
+  header(`${description} The target is absolute when the deployment sets PUBLIC_URL.`, '^<[^>]+>;');
+export const replayedHeader = (description: string) => header(description, '^true$');

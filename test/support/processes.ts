@@ -41,6 +41,8 @@ export function baseEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
     'AUTH_FAILURES_PER_MINUTE',
     'HEADERS_TIMEOUT_MS',
     'REQUEST_TIMEOUT_MS',
+    'PUBLIC_URL',
+    'CORS_ORIGINS',
   ]) {
     if (!(name in extra)) delete env[name];
   }

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errorResponses } from '../../http/responses.js';
+import { NoQuery } from '../../http/schemas.js';
 import type { ModuleContext } from '../module.js';
 import { categoryRepository } from './repository.js';
 import { Categories } from './schemas.js';
@@ -16,7 +17,11 @@ export const categoryRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (a
         summary: 'List categories (extension)',
         description:
           'An extension to the interface specification: the categories a pet may belong to (`categoryId`).',
-        response: { 200: Categories, ...errorResponses(401) },
+        querystring: NoQuery,
+        response: {
+          200: { ...Categories, description: 'Every category, ordered by id.' },
+          ...errorResponses(400, 401),
+        },
       },
     },
     () => categories.list(),

@@ -1,12 +1,23 @@
 import { Type, type Static } from 'typebox';
-import { ref } from '../../http/schemas.js';
+import { issuedId, ref } from '../../http/schemas.js';
 
 export const Category = Type.Object(
   {
-    id: Type.Integer({ format: 'int64' }),
-    name: Type.String(),
+    id: issuedId("The category id, for a pet's `categoryId`.", 1),
+    name: Type.String({
+      minLength: 1,
+      maxLength: 100,
+      pattern: '^[^\\p{Cc}]+$',
+      description: 'The category name.',
+      example: 'dogs',
+    }),
   },
-  { $id: 'Category', additionalProperties: false },
+  {
+    $id: 'Category',
+    additionalProperties: false,
+    description: 'A kind of animal.',
+    example: { id: 1, name: 'dogs' },
+  },
 );
 export type Category = Static<typeof Category>;
-export const Categories = Type.Array(ref(Category));
+export const Categories = Type.Array(ref(Category), { maxItems: 1000 });

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { hasScope } from '../../http/access.js';
 import { decodeCursor, encodeCursor, nextLink } from '../../http/paging.js';
-import { errorResponses, header } from '../../http/responses.js';
+import { errorResponses, linkHeader } from '../../http/responses.js';
 import type { ModuleContext } from '../module.js';
 import { eventRepository } from './repository.js';
 import { Events, ListEventsQuery, type Event } from './schemas.js';
@@ -31,7 +31,9 @@ export const eventRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (app,
           200: {
             ...Events,
             headers: {
-              Link: header('Always present: `<…>; rel="next"`, the page after this one (follow it to poll).'),
+              Link: linkHeader(
+                'Always present: `<…>; rel="next"`, the page after this one (follow it to poll).',
+              ),
             },
           },
           ...errorResponses(400, 401),

@@ -3,7 +3,7 @@
  * get, byte for byte) and the feed's query.
  */
 import { Type, type Static } from 'typebox';
-import { ref } from '../../http/schemas.js';
+import { MAX_ID, ref, timestamp } from '../../http/schemas.js';
 import { Order } from '../orders/schemas.js';
 import { Pet } from '../pets/schemas.js';
 
@@ -23,20 +23,20 @@ const EventTypeSchema = Type.Unsafe<EventType>({
   enum: [...EVENT_TYPES],
   description:
     'What happened: `pet.created`, `pet.updated`, `pet.deleted`, or `order.<placed|approved|delivered|cancelled>`.',
+  example: 'pet.created',
 });
 
 export const Event = Type.Object(
   {
     id: Type.String({
       pattern: '^evt_[0-9a-f]{24}$',
+      maxLength: 28,
+      example: 'evt_0123456789abcdef01234567',
       description:
         'Unique id of the event (`evt_…`); also the `webhook-id` of its deliveries. Deduplicate on it.',
     }),
     type: EventTypeSchema,
-    timestamp: Type.String({
-      format: 'date-time',
-      description: 'When the change was committed (RFC 3339, UTC).',
-    }),
+    timestamp: timestamp('When the change was committed (RFC 3339, UTC).'),
     data: Type.Object(
       {
         object: Type.Union([ref(Pet), ref(Order)], {
@@ -52,7 +52,10 @@ export const Event = Type.Object(
           },
         ),
         version: Type.Integer({
+          format: 'int64',
           minimum: 1,
+          maximum: MAX_ID,
+          example: 1,
           description:
             "The object's version after the change (its ETag); an event with a version not above one already applied is stale.",
         }),
@@ -64,11 +67,24 @@ export const Event = Type.Object(
     $id: 'Event',
     additionalProperties: false,
     description: 'A change of a pet or an order, written in the same transaction as the change.',
+    example: {
+      id: 'evt_0123456789abcdef01234567',
+      type: 'pet.updated',
+      timestamp: '2026-06-15T12:00:30.000Z',
+      data: {
+        object: { id: 42, name: 'Rex', categoryId: 1, status: 'pending' },
+        previous: { status: 'available' },
+        version: 2,
+      },
+    },
   },
 );
 export type Event = Static<typeof Event>;
 
-export const Events = Type.Array(ref(Event), { description: 'A page of events, oldest first.' });
+export const Events = Type.Array(ref(Event), {
+  maxItems: 100,
+  description: 'A page of events, oldest first.',
+});
 
 export const ListEventsQuery = Type.Object(
   {
@@ -78,6 +94,7 @@ export const ListEventsQuery = Type.Object(
     }),
     limit: Type.Optional(
       Type.Integer({
+        format: 'int32',
         minimum: 1,
         maximum: 100,
         default: 20,

@@ -12,7 +12,13 @@ import {
 import { ApiError } from '../../http/errors.js';
 import { IdempotencyHeaders, idempotencyInput, refusal, replay } from '../../http/idempotency/index.js';
 import { decodeCursor, sendPage } from '../../http/paging.js';
-import { errorResponses, header } from '../../http/responses.js';
+import {
+  errorResponses,
+  etagHeader,
+  linkHeader,
+  locationHeader,
+  replayedHeader,
+} from '../../http/responses.js';
 import { MAX_ID, ref } from '../../http/schemas.js';
 import type { ModuleContext } from '../module.js';
 import { orderRepository, type OrderAction, type OrderRecord, type Replayable } from './repository.js';
@@ -37,9 +43,11 @@ function described(status: number, description: string) {
   return { [status]: { ...errorResponses(status)[status]!, description } };
 }
 
-const ETAG = { ETag: header('The order\'s version as a strong ETag (`"<n>"`); send it in If-Match.') };
+const ETAG = { ETag: etagHeader('The order\'s version as a strong ETag (`"<n>"`); send it in If-Match.') };
 const REPLAYED = {
-  'Idempotent-Replayed': header('`true` when this response replays an earlier one (same Idempotency-Key).'),
+  'Idempotent-Replayed': replayedHeader(
+    '`true` when this response replays an earlier one (same Idempotency-Key).',
+  ),
 };
 
 const ACTIONS: Record<
@@ -114,7 +122,7 @@ export const orderRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
           201: {
             ...ref(Order),
             headers: {
-              Location: header('Path of the order: `/v1/store/orders/{id}`.'),
+              Location: locationHeader('Path of the order: `/v1/store/orders/{id}`.'),
               ...ETAG,
               ...REPLAYED,
             },
@@ -178,8 +186,8 @@ export const orderRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
           200: {
             ...Orders,
             headers: {
-              Link: header('Present when another page exists: `<…>; rel="next"`.'),
-              ETag: header('A weak ETag of the page; send it in If-None-Match.'),
+              Link: linkHeader('Present when another page exists: `<…>; rel="next"`.'),
+              ETag: etagHeader('A weak ETag of the page; send it in If-None-Match.'),
             },
           },
           304: { type: 'null', description: 'Not modified: the page is unchanged since the ETag sent.' },

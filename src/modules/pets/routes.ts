@@ -3,7 +3,15 @@ import { notModified, strongEtag, weakEtag } from '../../http/conditional.js';
 import { ApiError } from '../../http/errors.js';
 import { IdempotencyHeaders, idempotencyInput, refusal, replay } from '../../http/idempotency/index.js';
 import { decodeCursor, sendPage } from '../../http/paging.js';
-import { errorResponses, header, notModifiedResponse } from '../../http/responses.js';
+import { absoluteLink } from '../../http/public-url.js';
+import {
+  errorResponses,
+  etagHeader,
+  linkHeader,
+  locationHeader,
+  notModifiedResponse,
+  replayedHeader,
+} from '../../http/responses.js';
 import { MAX_ID, ref } from '../../http/schemas.js';
 import type { ModuleContext } from '../module.js';
 import { petRepository } from './repository.js';
@@ -20,13 +28,21 @@ const DEPRECATION_HEADERS = {
 };
 
 const rateLimitNote = 'Every response carries the rate-limit headers (see components.headers).';
-const PET_ETAG = header(
+const PET_ETAG = etagHeader(
   'The pet\'s version as a strong entity tag (`"<n>"`), for `If-Match` / `If-None-Match`.',
 );
 /** A new pet's version: the column's default. */
 const CREATED_ETAG = strongEtag(1);
 
-export const petRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (app, { database, clock }) => {
+export const petRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
+  app,
+  { database, clock, config },
+) => {
+  // Set in getPet's own onSend, after the app-wide hook that makes links absolute, so made absolute here.
+  const deprecationHeaders =
+    config.publicUrl === undefined
+      ? DEPRECATION_HEADERS
+      : { ...DEPRECATION_HEADERS, link: absoluteLink(config.publicUrl, DEPRECATION_HEADERS.link) };
   const pets = database.repository(petRepository);
 
   app.get(
@@ -47,8 +63,8 @@ export const petRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (app, {
           200: {
             ...Pets,
             headers: {
-              Link: header('Present when another page exists: `<…>; rel="next"`.'),
-              ETag: header('A weak entity tag of this page (`W/"…"`), for `If-None-Match`.'),
+              Link: linkHeader('Present when another page exists: `<…>; rel="next"`.'),
+              ETag: etagHeader('A weak entity tag of this page (`W/"…"`), for `If-None-Match`.'),
             },
           },
           304: notModifiedResponse('The page is unchanged (`If-None-Match` matched).'),
@@ -82,10 +98,11 @@ export const petRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (app, {
         response: {
           201: {
             ...ref(Pet),
+            description: 'The pet as stored, with its id; `Location` names it.',
             headers: {
-              Location: header('Path of the created pet: `/v1/pets/{id}`.'),
+              Location: locationHeader('Path of the created pet: `/v1/pets/{id}`.'),
               ETag: PET_ETAG,
-              'Idempotent-Replayed': header(
+              'Idempotent-Replayed': replayedHeader(
                 '`true` when this response replays an earlier one (same Idempotency-Key).',
               ),
             },
@@ -148,14 +165,14 @@ export const petRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (app, {
           `the pet's version; with a matching \`If-None-Match\` the answer is \`304\` without a body. ${rateLimitNote}`,
         params: PetIdParams,
         response: {
-          200: { ...ref(Pet), headers: { ETag: PET_ETAG } },
+          200: { ...ref(Pet), description: 'The pet.', headers: { ETag: PET_ETAG } },
           304: notModifiedResponse('The pet is unchanged (`If-None-Match` matched).'),
           ...errorResponses(400, 401, 404, 410),
         },
       },
       // Callback style: no promise per response for three constant headers.
       onSend: (_request, reply, payload, done) => {
-        reply.headers(DEPRECATION_HEADERS);
+        reply.headers(deprecationHeaders);
         done(null, payload);
       },
     },

@@ -9,16 +9,16 @@ import { ifMatch, preconditionFailed, strongEtag } from '../../http/conditional.
 import { ApiError } from '../../http/errors.js';
 import { IdempotencyHeaders, idempotencyInput, refusal, replay } from '../../http/idempotency/index.js';
 import { mergePatchBody, requireDeclaredBody } from '../../http/merge-patch.js';
-import { errorResponses, header } from '../../http/responses.js';
+import { errorResponses, etagHeader, replayedHeader } from '../../http/responses.js';
 import { MAX_ID, ref } from '../../http/schemas.js';
 import type { PetRepository, VersionTest } from './repository.js';
 import { Pet, PetIdParams, PetPatch } from './schemas.js';
 
 const rateLimitNote = 'Every response carries the rate-limit headers (see components.headers).';
-const PET_ETAG = header(
+const PET_ETAG = etagHeader(
   'The pet\'s version as a strong entity tag (`"<n>"`), for `If-Match` / `If-None-Match`.',
 );
-const REPLAYED = header('`true` when this response replays an earlier one (same Idempotency-Key).');
+const REPLAYED = replayedHeader('`true` when this response replays an earlier one (same Idempotency-Key).');
 
 const PreconditionHeaders = Type.Object({
   ...IdempotencyHeaders.properties,
@@ -32,7 +32,7 @@ const PreconditionHeaders = Type.Object({
 });
 
 const preconditionResponse = {
-  412: { ...errorResponses(412)[412]!, headers: { ETag: header('The current entity tag of the pet.') } },
+  412: { ...errorResponses(412)[412]!, headers: { ETag: etagHeader('The current entity tag of the pet.') } },
 };
 
 export interface WriteRoutesOptions {
@@ -66,7 +66,11 @@ export const writeRoutes: FastifyPluginAsyncTypebox<WriteRoutesOptions> = async 
         headers: PreconditionHeaders,
         body: mergePatchBody(ref(PetPatch)),
         response: {
-          200: { ...ref(Pet), headers: { ETag: PET_ETAG, 'Idempotent-Replayed': REPLAYED } },
+          200: {
+            ...ref(Pet),
+            description: 'The pet after the change.',
+            headers: { ETag: PET_ETAG, 'Idempotent-Replayed': REPLAYED },
+          },
           ...errorResponses(400, 401, 404, 409, 413, 415, 422),
           ...preconditionResponse,
         },

@@ -6,7 +6,7 @@ import { hasScope } from '../../http/access.js';
 import { ApiError } from '../../http/errors.js';
 import { mergePatchBody, requireDeclaredBody } from '../../http/merge-patch.js';
 import { decodeCursor, sendPage } from '../../http/paging.js';
-import { errorResponses, header } from '../../http/responses.js';
+import { errorResponses, linkHeader, locationHeader } from '../../http/responses.js';
 import { MAX_ID, ref } from '../../http/schemas.js';
 import type { ModuleContext } from '../module.js';
 import { urlProblem } from './delivery.js';
@@ -20,13 +20,14 @@ import {
   WebhookEndpoint,
   WebhookEndpointPatch,
   WebhookEndpointWithSecret,
+  MAX_ERROR_LENGTH,
 } from './schemas.js';
 
 /** How long the previous secret keeps signing after a rotation. */
 export const PREVIOUS_SECRET_MS = 24 * 3600_000;
 const access = { access: { scopes: ['webhooks:write'] as const } };
 const tags = ['webhooks'];
-const LINK = { Link: header('Present when another page exists: `<…>; rel="next"`.') };
+const LINK = { Link: linkHeader('Present when another page exists: `<…>; rel="next"`.') };
 
 /** The Standard Webhooks secret format: `whsec_` and the base64 of 24 random bytes. */
 export function newSecret(): string {
@@ -55,7 +56,11 @@ export function renderDelivery(d: DeliveryRecord): WebhookDelivery {
     status: d.status,
     attempts: d.attempts,
     lastStatusCode: d.lastStatusCode,
-    lastError: d.lastError,
+    // Bounded as documented: an error text may quote a host name or a system message of any length.
+    lastError:
+      d.lastError === null || d.lastError.length <= MAX_ERROR_LENGTH
+        ? d.lastError
+        : `${d.lastError.slice(0, MAX_ERROR_LENGTH - 1)}…`,
     lastAttemptAt: iso(d.lastAttemptAt),
     nextAttemptAt: d.status === 'pending' ? iso(d.nextAttemptAt) : null,
     createdAt: new Date(d.createdAt).toISOString(),
@@ -104,7 +109,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
         response: {
           201: {
             ...WebhookEndpointWithSecret,
-            headers: { Location: header('`/v1/webhook-endpoints/{id}`.') },
+            headers: { Location: locationHeader('`/v1/webhook-endpoints/{id}`.') },
           },
           ...errorResponses(400, 401, 403, 413, 415),
         },
@@ -141,7 +146,11 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
         description: 'Ordered by id; paged with `limit` and `cursor` like every list (`Link: rel="next"`).',
         querystring: PageQuery,
         response: {
-          200: { ...Type.Array(ref(WebhookEndpoint)), headers: LINK },
+          200: {
+            ...Type.Array(ref(WebhookEndpoint), { maxItems: 100 }),
+            description: "A page of the account's webhook endpoints, ordered by id.",
+            headers: LINK,
+          },
           ...errorResponses(400, 401, 403),
         },
       },
@@ -162,8 +171,12 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
         operationId: 'getWebhookEndpoint',
         tags,
         summary: 'Get a webhook endpoint',
+        description: "One of the account's webhook endpoints, without its secret. Another account's: 404.",
         params: EndpointIdParams,
-        response: { 200: ref(WebhookEndpoint), ...errorResponses(400, 401, 403, 404) },
+        response: {
+          200: { ...ref(WebhookEndpoint), description: 'The endpoint.' },
+          ...errorResponses(400, 401, 403, 404),
+        },
       },
     },
     async (request) => renderEndpoint(await own(accountOf(request), request.params.endpointId)),
@@ -257,7 +270,11 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
         params: EndpointIdParams,
         querystring: PageQuery,
         response: {
-          200: { ...Type.Array(ref(WebhookDelivery)), headers: LINK },
+          200: {
+            ...Type.Array(ref(WebhookDelivery), { maxItems: 100 }),
+            description: "A page of the endpoint's deliveries, oldest first.",
+            headers: LINK,
+          },
           ...errorResponses(400, 401, 403, 404),
         },
       },

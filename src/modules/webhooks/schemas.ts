@@ -1,6 +1,10 @@
 /** Webhook endpoints and deliveries (DESIGN 4.4): components `WebhookEndpoint` and `WebhookDelivery`. */
 import { Type, type Static } from 'typebox';
 import { pageQuery } from '../../http/paging.js';
+import { INT64_MAX, issuedId, MAX_ID, timestamp } from '../../http/schemas.js';
+
+/** The longest `lastError` a delivery shows (longer texts are cut). */
+export const MAX_ERROR_LENGTH = 1000;
 
 export const EVENT_TYPES = [
   'pet.created',
@@ -17,35 +21,50 @@ const EventTypes = Type.Array(Type.Unsafe<string>({ type: 'string', enum: [...EV
   maxItems: EVENT_TYPES.length + 1,
   uniqueItems: true,
   description: 'The event types to receive, or `["*"]` for every type (present and future).',
+  example: ['pet.created', 'order.placed'],
 });
 const Url = Type.String({
   minLength: 1,
   maxLength: 2048,
   description:
     'Where deliveries are POSTed: `https://…` (plain `http` only for hosts in WEBHOOK_ALLOW_HOSTS).',
+  example: 'https://shop.example.com/hooks/pet-adoption',
 });
-const time = (description: string) => Type.String({ format: 'date-time', description });
+const time = timestamp;
 const nullable = <T extends ReturnType<typeof Type.String> | ReturnType<typeof Type.Integer>>(schema: T) =>
   Type.Union([schema, Type.Null()]);
 
 const endpointProperties = {
-  id: Type.Integer({ format: 'int64', minimum: 1, description: 'Assigned by the service.' }),
+  id: issuedId('Assigned by the service.', 3),
   url: Url,
   events: EventTypes,
   enabled: Type.Boolean({ description: 'Disabled endpoints receive nothing; their deliveries wait.' }),
   disabledReason: nullable(
     Type.String({
+      maxLength: 200,
       description: 'Why the endpoint is disabled (410 Gone, 3 days of failures, by the account).',
+      example: 'the receiver answered 410 Gone',
     }),
   ),
   createdAt: time('When the endpoint was created (RFC 3339, UTC).'),
   updatedAt: time('When the endpoint last changed (RFC 3339, UTC).'),
 };
 
+const ENDPOINT_EXAMPLE = {
+  id: 3,
+  url: 'https://shop.example.com/hooks/pet-adoption',
+  events: ['pet.created', 'order.placed'],
+  enabled: true,
+  disabledReason: null,
+  createdAt: '2026-06-15T12:00:30.000Z',
+  updatedAt: '2026-06-15T12:00:30.000Z',
+};
+
 export const WebhookEndpoint = Type.Object(endpointProperties, {
   $id: 'WebhookEndpoint',
   additionalProperties: false,
   description: 'A URL that receives the account’s events, signed per the Standard Webhooks specification.',
+  example: ENDPOINT_EXAMPLE,
 });
 export type WebhookEndpoint = Static<typeof WebhookEndpoint>;
 
@@ -53,11 +72,21 @@ export const WebhookEndpointWithSecret = Type.Object(
   {
     ...endpointProperties,
     secret: Type.String({
+      pattern: '^whsec_[A-Za-z0-9+/]+={0,2}$',
+      maxLength: 100,
+      example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
       description:
         'The signing secret (`whsec_` + base64), shown only when created or rotated. Verify deliveries with it.',
     }),
   },
-  { additionalProperties: false, description: 'A webhook endpoint with its signing secret.' },
+  {
+    additionalProperties: false,
+    description: 'A webhook endpoint with its signing secret.',
+    example: {
+      ...ENDPOINT_EXAMPLE,
+      secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+    },
+  },
 );
 
 export const NewWebhookEndpoint = Type.Object(
@@ -66,6 +95,7 @@ export const NewWebhookEndpoint = Type.Object(
     $id: 'NewWebhookEndpoint',
     additionalProperties: false,
     description: 'An endpoint to register. Unknown fields are rejected.',
+    example: { url: 'https://shop.example.com/hooks/pet-adoption', events: ['pet.created', 'order.placed'] },
   },
 );
 export type NewWebhookEndpoint = Static<typeof NewWebhookEndpoint>;
@@ -82,36 +112,82 @@ export const WebhookEndpointPatch = Type.Object(
     minProperties: 1,
     description:
       'A JSON Merge Patch of `url`, `events` and `enabled`; `null` and unknown fields are rejected.',
+    example: { enabled: true },
   },
 );
 export type WebhookEndpointPatch = Static<typeof WebhookEndpointPatch>;
 
 export const WebhookDelivery = Type.Object(
   {
-    id: Type.Integer({ format: 'int64', minimum: 1 }),
-    eventId: Type.String({ description: 'The event delivered; also the `webhook-id` header.' }),
-    eventType: Type.String(),
+    id: issuedId('Assigned by the service.', 11),
+    eventId: Type.String({
+      pattern: '^evt_[0-9a-f]{24}$',
+      maxLength: 28,
+      description: 'The event delivered; also the `webhook-id` header.',
+      example: 'evt_0123456789abcdef01234567',
+    }),
+    eventType: Type.Unsafe<string>({
+      type: 'string',
+      enum: [...EVENT_TYPES],
+      description: 'The type of the event delivered.',
+      example: 'pet.created',
+    }),
     status: Type.Unsafe<'pending' | 'succeeded' | 'failed'>({
       type: 'string',
       enum: ['pending', 'succeeded', 'failed'],
       description: '`pending` (waiting for its next attempt), `succeeded` (2xx), `failed` (gave up).',
     }),
-    attempts: Type.Integer({ minimum: 0 }),
+    attempts: Type.Integer({
+      format: 'int64',
+      minimum: 0,
+      maximum: MAX_ID,
+      description: 'Attempts made so far.',
+      example: 1,
+    }),
     lastStatusCode: nullable(
-      Type.Integer({ description: 'The receiver’s last HTTP status, if it answered.' }),
+      Type.Integer({
+        format: 'int32',
+        minimum: 100,
+        maximum: 999,
+        description: 'The receiver’s last HTTP status, if it answered.',
+        example: 200,
+      }),
     ),
-    lastError: nullable(Type.String({ description: 'Why the last attempt failed.' })),
+    lastError: nullable(
+      Type.String({
+        maxLength: MAX_ERROR_LENGTH,
+        description: 'Why the last attempt failed.',
+        example: 'the receiver answered 503',
+      }),
+    ),
     lastAttemptAt: nullable(time('When the last attempt ended.')),
     nextAttemptAt: nullable(time('When the next attempt is due (pending only).')),
     createdAt: time('When the delivery was created.'),
   },
-  { $id: 'WebhookDelivery', additionalProperties: false, description: 'One event for one endpoint.' },
+  {
+    $id: 'WebhookDelivery',
+    additionalProperties: false,
+    description: 'One event for one endpoint.',
+    example: {
+      id: 11,
+      eventId: 'evt_0123456789abcdef01234567',
+      eventType: 'pet.created',
+      status: 'succeeded',
+      attempts: 1,
+      lastStatusCode: 200,
+      lastError: null,
+      lastAttemptAt: '2026-06-15T12:00:31.000Z',
+      nextAttemptAt: null,
+      createdAt: '2026-06-15T12:00:30.000Z',
+    },
+  },
 );
 export type WebhookDelivery = Static<typeof WebhookDelivery>;
 
 export const PageQuery = Type.Object(pageQuery('the same `limit`'), { additionalProperties: false });
 
-const idParam = (description: string) => Type.Integer({ format: 'int64', minimum: 1, description });
+const idParam = (description: string) =>
+  Type.Integer({ format: 'int64', minimum: 1, maximum: INT64_MAX, description, example: 3 });
 export const EndpointIdParams = Type.Object({
   endpointId: idParam('The endpoint id. Malformed: 400; unknown or another account’s: 404.'),
 });
