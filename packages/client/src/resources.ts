@@ -122,6 +122,9 @@ export class Categories {
   }
 }
 
+/** Orders move their pet's status, so the pet's remembered ETag is stale after any order change. */
+const petOf = (order: Order): string[] => [`/pets/${order.petId}`];
+
 export class Orders {
   constructor(private readonly transport: Transport) {}
 
@@ -137,6 +140,7 @@ export class Orders {
       body: order,
       operation: 'POST /store/orders',
       resource: (placed) => `/store/orders/${placed.id}`,
+      touches: petOf,
       options,
     });
     return answer.data;
@@ -176,6 +180,7 @@ export class Orders {
       path: `${resource}/${action}`,
       operation: `POST /store/orders/{orderId}/${action}`,
       resource,
+      touches: petOf,
       options,
     });
     return answer.data;

@@ -69,6 +69,8 @@ export interface Call<T> {
   resource?: string | ((data: T) => string) | undefined;
   /** The answer removes the resource: forget its ETag. */
   removes?: boolean;
+  /** Other resources the change touched (an order's pet): their remembered ETags are stale, forget them. */
+  touches?: (data: T) => string[];
   options?: RequestOptions | undefined;
 }
 
@@ -276,6 +278,7 @@ export class Transport {
   }
 
   private rememberEtag<T>(call: Call<T>, data: T, etag: string | null): void {
+    for (const touched of call.touches?.(data) ?? []) this.etags.delete(touched);
     const resource = typeof call.resource === 'function' ? call.resource(data) : call.resource;
     if (resource === undefined) return;
     this.etags.delete(resource);
