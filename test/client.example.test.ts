@@ -7,7 +7,15 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { sqliteMemory } from './helpers.js';
-import { cli, environmentFor, killAll, ROOT, serve, type Environment, type Server } from './support/processes.js';
+import {
+  cli,
+  environmentFor,
+  killAll,
+  ROOT,
+  serve,
+  type Environment,
+  type Server,
+} from './support/processes.js';
 
 let environment: Environment;
 let server: Server;
@@ -25,11 +33,15 @@ test('examples/adopt.ts adopts a pet: created, listed, ordered, approved, delive
   const created = await cli(['keys', 'create', '--account', 'example-store'], environment.env);
   assert.equal(created.code, 0, created.stderr);
   const key = created.stdout.trim().split('\n').at(-1)!;
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'packages/client/examples/adopt.ts')], {
-    cwd: ROOT,
-    env: { ...process.env, PET_ADOPTION_API_KEY: key, PET_ADOPTION_URL: server.origin },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(ROOT, 'packages/client/examples/adopt.ts')],
+    {
+      cwd: ROOT,
+      env: { ...process.env, PET_ADOPTION_API_KEY: key, PET_ADOPTION_URL: server.origin },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));

@@ -67,7 +67,13 @@ for (const backend of await backends()) {
           sent.push(entry);
           const response = await fetch(input, init);
           entry.status = response.status;
-          if (!response.ok) entry.code = (await response.clone().json().catch(() => ({})))?.code;
+          if (!response.ok)
+            entry.code = (
+              await response
+                .clone()
+                .json()
+                .catch(() => ({}))
+            )?.code;
           return response;
         },
         ...options,
@@ -198,9 +204,12 @@ for (const backend of await backends()) {
       const refused = [];
       for (let i = 0; i < 6; i++) {
         // A client with no retries, a new one each time, so the SDK's own protection does not stop the hammering.
-        const fresh = harness((await ctx.createKey({ name, plan: 'enterprise', perMinute: 2, perDay: 10_000 })).key, {
-          maxRetries: 0,
-        });
+        const fresh = harness(
+          (await ctx.createKey({ name, plan: 'enterprise', perMinute: 2, perDay: 10_000 })).key,
+          {
+            maxRetries: 0,
+          },
+        );
         refused.push(await fresh.client.store.inventory().catch((e: RateLimitError) => e.code));
       }
       assert.ok(refused.includes('temporarily_banned'), JSON.stringify(refused));
@@ -230,13 +239,21 @@ for (const backend of await backends()) {
         return error;
       };
       await expectError(client.pets.get(987_654_321), 'pet_not_found', 404);
-      const invalid = await expectError(client.pets.create({ name: '', categoryId: 1 }), 'validation_failed', 400);
+      const invalid = await expectError(
+        client.pets.create({ name: '', categoryId: 1 }),
+        'validation_failed',
+        400,
+      );
       assert.ok(invalid.details && invalid.details.length > 0);
 
       const pet = await client.pets.create({ name: 'Versioned', categoryId: 1 });
       const someoneElse = harness((await ctx.createKey()).key).client;
       await someoneElse.pets.update(pet.id, { name: 'Changed elsewhere' }, { ifMatch: false });
-      const stale = await expectError(client.pets.update(pet.id, { name: 'Mine' }), 'precondition_failed', 412);
+      const stale = await expectError(
+        client.pets.update(pet.id, { name: 'Mine' }),
+        'precondition_failed',
+        412,
+      );
       assert.equal(stale.headers?.get('etag'), '"2"');
       const fresh = await client.pets.get(pet.id);
       assert.equal(client.etagOf(`/pets/${pet.id}`), '"2"');
@@ -269,7 +286,10 @@ for (const backend of await backends()) {
       await plain.pets.get(pet.id);
       await plain.pets.get(pet.id);
       assert.equal(warn.mock.callCount(), 1);
-      assert.match(String(warn.mock.calls[0]!.arguments[0]), /GET \/v1\/pets\/\{petId\} is deprecated.*2030-12-05/);
+      assert.match(
+        String(warn.mock.calls[0]!.arguments[0]),
+        /GET \/v1\/pets\/\{petId\} is deprecated.*2030-12-05/,
+      );
     });
 
     test('every operation: an adoption end to end, the feed, inventory and webhook endpoints', async () => {
@@ -308,7 +328,10 @@ for (const backend of await backends()) {
       await client.pets.delete(second.id);
       await assert.rejects(client.pets.get(second.id), (e: PetAdoptionError) => e.code === 'pet_not_found');
 
-      const endpoint = await client.webhookEndpoints.create({ url: 'https://receiver.example/hook', events: ['*'] });
+      const endpoint = await client.webhookEndpoints.create({
+        url: 'https://receiver.example/hook',
+        events: ['*'],
+      });
       assert.match(endpoint.secret, /^whsec_/);
       const listed = [];
       for await (const e of client.webhookEndpoints.list()) listed.push(e.id);

@@ -31,7 +31,10 @@ for (const backend of await backends()) {
       dispatcher.start();
       receiver = new Receiver();
       url = await receiver.start();
-      client = new PetAdoptionClient({ apiKey: (await ctx.createKey()).key, baseUrl: `http://127.0.0.1:${port}` });
+      client = new PetAdoptionClient({
+        apiKey: (await ctx.createKey()).key,
+        baseUrl: `http://127.0.0.1:${port}`,
+      });
     });
     after(async () => {
       await dispatcher.stop();
@@ -49,22 +52,55 @@ for (const backend of await backends()) {
       assert.equal(event.id, delivery!.headers['webhook-id']);
       // A fetch Headers and bytes work too (a receiver on fetch's Request, say).
       const asFetch = new Headers(delivery!.headers);
-      assert.equal(verifyWebhook(new TextEncoder().encode(delivery!.body), asFetch, endpoint.secret).id, event.id);
+      assert.equal(
+        verifyWebhook(new TextEncoder().encode(delivery!.body), asFetch, endpoint.secret).id,
+        event.id,
+      );
 
       const tampered: [string, () => unknown][] = [
-        ['body', () => client.webhooks.verify(delivery!.body.replace('Signed', 'Forged'), delivery!.headers, endpoint.secret)],
-        ['id', () => client.webhooks.verify(delivery!.body, { ...delivery!.headers, 'webhook-id': 'evt_other' }, endpoint.secret)],
+        [
+          'body',
+          () =>
+            client.webhooks.verify(
+              delivery!.body.replace('Signed', 'Forged'),
+              delivery!.headers,
+              endpoint.secret,
+            ),
+        ],
+        [
+          'id',
+          () =>
+            client.webhooks.verify(
+              delivery!.body,
+              { ...delivery!.headers, 'webhook-id': 'evt_other' },
+              endpoint.secret,
+            ),
+        ],
         [
           'timestamp',
           () =>
             client.webhooks.verify(
               delivery!.body,
-              { ...delivery!.headers, 'webhook-timestamp': String(Number(delivery!.headers['webhook-timestamp']) - 1) },
+              {
+                ...delivery!.headers,
+                'webhook-timestamp': String(Number(delivery!.headers['webhook-timestamp']) - 1),
+              },
               endpoint.secret,
             ),
         ],
-        ['secret', () => client.webhooks.verify(delivery!.body, delivery!.headers, 'whsec_' + btoa('x'.repeat(24)))],
-        ['signature', () => client.webhooks.verify(delivery!.body, { ...delivery!.headers, 'webhook-signature': 'v1,AAAA' }, endpoint.secret)],
+        [
+          'secret',
+          () => client.webhooks.verify(delivery!.body, delivery!.headers, 'whsec_' + btoa('x'.repeat(24))),
+        ],
+        [
+          'signature',
+          () =>
+            client.webhooks.verify(
+              delivery!.body,
+              { ...delivery!.headers, 'webhook-signature': 'v1,AAAA' },
+              endpoint.secret,
+            ),
+        ],
       ];
       for (const [what, verify] of tampered)
         assert.throws(verify, WebhookVerificationError, `a tampered ${what} is rejected`);
@@ -75,7 +111,9 @@ for (const backend of await backends()) {
       const rotated = await client.webhookEndpoints.rotateSecret(endpoint.id);
       const pet = await client.pets.create({ name: 'Rotated', categoryId: 1 });
       await client.pets.update(pet.id, { name: 'Rotated twice' });
-      const all = await receiver.waitUntil((requests) => requests.some((r) => r.body.includes('Rotated twice')));
+      const all = await receiver.waitUntil((requests) =>
+        requests.some((r) => r.body.includes('Rotated twice')),
+      );
       const hit = all.find((r) => r.body.includes('Rotated twice'))!;
       assert.equal(hit.headers['webhook-signature']!.split(' ').length, 2);
       for (const secret of [endpoint.secret, rotated.secret, [rotated.secret, endpoint.secret]])

@@ -16,7 +16,10 @@ if (!apiKey) {
   console.error('Set PET_ADOPTION_API_KEY (npx pet-adoption keys create --account my-store prints one).');
   process.exit(2);
 }
-const client = new PetAdoptionClient({ apiKey, baseUrl: process.env.PET_ADOPTION_URL ?? 'http://127.0.0.1:3000' });
+const client = new PetAdoptionClient({
+  apiKey,
+  baseUrl: process.env.PET_ADOPTION_URL ?? 'http://127.0.0.1:3000',
+});
 
 try {
   const pet = await client.pets.create({ name: 'Biscuit', categoryId: 1 });

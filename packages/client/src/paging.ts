@@ -12,7 +12,9 @@ export interface Page<T> {
   cursor: string | undefined;
 }
 
-export type PageFetcher<T> = (url: string | undefined) => Promise<{ items: T[]; link: string | null; url: string }>;
+export type PageFetcher<T> = (
+  url: string | undefined,
+) => Promise<{ items: T[]; link: string | null; url: string }>;
 
 /**
  * `for await (const item of list)` yields every item of every page; `list.pages()` yields the pages. Nothing is

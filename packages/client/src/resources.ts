@@ -130,7 +130,13 @@ export class Orders {
 
   /** The account's orders (every account's with `orders:manage`), optionally filtered. */
   list(query: ListOrdersQuery = {}, options?: RequestOptions): PageIterable<Order> {
-    return list(this.transport, '/store/orders', 'GET /store/orders', { limit: PAGE_SIZE, ...query }, options);
+    return list(
+      this.transport,
+      '/store/orders',
+      'GET /store/orders',
+      { limit: PAGE_SIZE, ...query },
+      options,
+    );
   }
 
   async place(order: NewOrder, options?: RequestOptions): Promise<Order> {
@@ -302,7 +308,11 @@ export class WebhookEndpoints {
   }
 
   /** Makes a delivery pending and due now, whatever its status was. */
-  async retryDelivery(endpointId: number, deliveryId: number, options?: RequestOptions): Promise<WebhookDelivery> {
+  async retryDelivery(
+    endpointId: number,
+    deliveryId: number,
+    options?: RequestOptions,
+  ): Promise<WebhookDelivery> {
     const answer = await this.transport.request<WebhookDelivery>({
       method: 'POST',
       path: `/webhook-endpoints/${id(endpointId)}/deliveries/${id(deliveryId)}/retry`,

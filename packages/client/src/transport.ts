@@ -264,7 +264,11 @@ export class Transport {
     this.quietUntil = Math.max(this.quietUntil, this.now() + resetMs);
   }
 
-  private errorInit(response: Response, text: string, rateLimit: RateLimitState | undefined): PetAdoptionErrorInit {
+  private errorInit(
+    response: Response,
+    text: string,
+    rateLimit: RateLimitState | undefined,
+  ): PetAdoptionErrorInit {
     const body = parseErrorBody(text);
     return {
       code: body?.code ?? codeForStatus(response.status),
@@ -294,7 +298,8 @@ export class Transport {
     const epoch = /^@(-?\d+)$/.exec(deprecation.trim());
     const deprecatedAt = epoch ? new Date(Number(epoch[1]) * 1000) : undefined;
     const sunsetHeader = headers.get('sunset');
-    const sunset = sunsetHeader && !Number.isNaN(Date.parse(sunsetHeader)) ? new Date(sunsetHeader) : undefined;
+    const sunset =
+      sunsetHeader && !Number.isNaN(Date.parse(sunsetHeader)) ? new Date(sunsetHeader) : undefined;
     const successor = /<([^>]*)>\s*;\s*rel="?successor-version"?/i.exec(headers.get('link') ?? '')?.[1];
     const name = `${operation.split(' ')[0]} /v1${operation.split(' ')[1] ?? ''}`;
     const message =

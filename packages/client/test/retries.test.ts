@@ -69,8 +69,15 @@ test('408, 500, 502, 503, 504 and connection errors are retried with full-jitter
 });
 
 test('the default of 2 retries: the third failure is thrown, as the error or a PetAdoptionConnectionError', async () => {
-  const failing = scripted([error(503, 'service_unavailable'), error(503, 'x'), error(503, 'service_unavailable')]);
-  await assert.rejects(failing.client.store.inventory(), (e: PetAdoptionError) => e.code === 'service_unavailable');
+  const failing = scripted([
+    error(503, 'service_unavailable'),
+    error(503, 'x'),
+    error(503, 'service_unavailable'),
+  ]);
+  await assert.rejects(
+    failing.client.store.inventory(),
+    (e: PetAdoptionError) => e.code === 'service_unavailable',
+  );
   assert.equal(failing.requests.length, 3);
   const unreachable = scripted([new TypeError('a'), new TypeError('b'), new TypeError('c')]);
   await assert.rejects(unreachable.client.store.inventory(), PetAdoptionConnectionError);
@@ -126,7 +133,10 @@ test('every POST, PATCH and DELETE gets its own key; GET none; a given key is us
 });
 
 test('Retry-After as seconds or as an HTTP date is waited out; beyond maxRetryAfterMs it throws at once', async () => {
-  const seconds = scripted([error(429, 'rate_limited', { 'retry-after': '7' }), json(200, { available: 1, pending: 0, sold: 0 })]);
+  const seconds = scripted([
+    error(429, 'rate_limited', { 'retry-after': '7' }),
+    json(200, { available: 1, pending: 0, sold: 0 }),
+  ]);
   await seconds.client.store.inventory();
   assert.deepEqual(seconds.sleeps, [7_000]);
   const date = new Date(NOW + 42_000).toUTCString();
@@ -149,11 +159,18 @@ test('Retry-After as seconds or as an HTTP date is waited out; beyond maxRetryAf
 });
 
 test('baseUrl: the root or the /v1 address, with or without a slash, and next links relative or absolute', async () => {
-  for (const baseUrl of ['https://api.example.com', 'https://api.example.com/', 'https://api.example.com/v1', 'https://api.example.com/v1/']) {
+  for (const baseUrl of [
+    'https://api.example.com',
+    'https://api.example.com/',
+    'https://api.example.com/v1',
+    'https://api.example.com/v1/',
+  ]) {
     const { client, requests } = scripted(
       [
         json(200, [PET], { link: '</v1/pets?limit=100&cursor=abc>; rel="next"' }),
-        json(200, [{ ...PET, id: 2 }], { link: '<https://api.example.com/v1/pets?limit=100&cursor=def>; rel="next"' }),
+        json(200, [{ ...PET, id: 2 }], {
+          link: '<https://api.example.com/v1/pets?limit=100&cursor=def>; rel="next"',
+        }),
         json(200, []),
       ],
       { baseUrl },
