@@ -22,6 +22,8 @@ export class TcpProxy {
   private server: net.Server | undefined;
   private mode: 'pass' | 'blackhole' = 'pass';
   private readonly links = new Set<Link>();
+  /** Set by loseNextResponse(): called with the connection whose answer is to be lost. */
+  private loseResponse: ((link: Link) => void) | undefined;
 
   constructor(
     private readonly target: { host: string; port: number },
@@ -71,8 +73,24 @@ export class TcpProxy {
       else upstream.write(chunk);
     });
     upstream.on('data', (chunk: Buffer) => {
+      if (this.loseResponse) return this.loseResponse(link);
       if (link.frozen) link.held.toClient.push(chunk);
       else client.write(chunk);
+    });
+  }
+
+  /**
+   * The next answer to arrive from upstream is thrown away and its connection cut: the server has done the
+   * work and answered, the client sees the connection break (a response lost on the way). Resolves then.
+   */
+  loseNextResponse(): Promise<void> {
+    return new Promise((resolve) => {
+      this.loseResponse = (link) => {
+        this.loseResponse = undefined;
+        link.client.destroy();
+        link.upstream?.destroy();
+        resolve();
+      };
     });
   }
 
