@@ -100,6 +100,8 @@ export class PostgresDatabase implements Database {
   /** Connections whose rollback failed: their state is unknown, so they are destroyed, not reused. */
   private readonly inDoubt = new WeakSet<PoolClient>();
   private closed: Promise<void> | undefined;
+  /** See readVersion. */
+  private latestReadVersion: number | undefined;
   private installation: string | undefined;
   private readonly repositories = new RepositoryCache<PostgresDatabase>(this, (factory, db) =>
     factory.postgres(db),
@@ -126,6 +128,23 @@ export class PostgresDatabase implements Database {
     // Idle connections that break (server restart, network) emit here; without a listener Node would
     // crash the process. The pool discards them and the next checkout opens a fresh connection.
     this.pool.on('error', ignoreError);
+  }
+
+  /**
+   * The newest sum of `read_versions` any query of this instance has read (migration 010): it grows
+   * whenever a transaction writing pets commits. Every authenticated request's key lookup reads it (see
+   * accounts/repository.postgres.ts), so by the time a route runs it is at least as new as every write
+   * committed before that request arrived: the exact page cache's version, without a round trip of its own.
+   */
+  get readVersion(): number | undefined {
+    return this.latestReadVersion;
+  }
+
+  /** Records a `read_versions` sum read by a query (snapshots only move forward, so the largest is newest). */
+  observeReadVersion(version: number): void {
+    if (this.latestReadVersion === undefined || version > this.latestReadVersion) {
+      this.latestReadVersion = version;
+    }
   }
 
   query<R extends QueryResultRow>(config: QueryConfig): Promise<R[]> {

@@ -76,6 +76,11 @@ export class SqlitePetRepository implements PetRepository {
     this.stmt = {
       // Raw (array) rows: better-sqlite3 builds row objects property by property through the V8 API, which
       // costs more than the query itself; petFromRaw builds them in JavaScript with one fixed shape.
+      // Changes committed by other connections move data_version; this connection's own (every write path,
+      // whatever its table) move total_changes(). Together they change whenever a page could have.
+      readVersion: db.prepare<[], [number, number]>(
+        'SELECT data_version, total_changes() FROM pragma_data_version()',
+      ).raw(true),
       listAll: db
         .prepare<[number, number], PetRawRow>(
           `SELECT ${PET_COLUMNS} FROM pets WHERE id > ? ORDER BY id LIMIT ?`,
@@ -153,6 +158,15 @@ export class SqlitePetRepository implements PetRepository {
       cache.set(limit, stmt);
     }
     return stmt;
+  }
+
+  readVersion(): string | undefined {
+    try {
+      const [data, own] = this.stmt.readVersion.get()!;
+      return `${data}:${own}`;
+    } catch {
+      return undefined; // the page query reports the error
+    }
   }
 
   list(query: ListPetsQuery): Promise<Pet[]> {
