@@ -8,6 +8,7 @@ import {
   type Database,
   type RepositoryFactory,
 } from './database.js';
+import type { DbCosts } from './costs.js';
 import { pendingMigrations } from './migrations.js';
 import { isUnavailable, translatePostgresError } from './postgres-errors.js';
 
@@ -100,6 +101,8 @@ export class PostgresDatabase implements Database {
   /** Connections whose rollback failed: their state is unknown, so they are destroyed, not reused. */
   private readonly inDoubt = new WeakSet<PoolClient>();
   private closed: Promise<void> | undefined;
+  /** Queries sent, for /metrics (db/costs.ts): pg sends one at a time per connection, so each is a round trip. */
+  readonly costs: DbCosts = { statements: 0, roundTrips: 0 };
   /** See readVersion. */
   private latestReadVersion: number | undefined;
   private installation: string | undefined;
@@ -128,6 +131,14 @@ export class PostgresDatabase implements Database {
     // Idle connections that break (server restart, network) emit here; without a listener Node would
     // crash the process. The pool discards them and the next checkout opens a fresh connection.
     this.pool.on('error', ignoreError);
+    this.pool.on('connect', (client) => {
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      (client as { query: (...args: unknown[]) => unknown }).query = (...args) => {
+        this.costs.statements++;
+        this.costs.roundTrips++;
+        return query(...args);
+      };
+    });
   }
 
   /**

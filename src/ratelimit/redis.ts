@@ -129,6 +129,7 @@ export class RedisCounterStore extends EventEmitter implements CounterStore {
   /** True while counts taken during an outage are being handed back to Redis. */
   private handingBack = false;
   private readonly readyWaiters = new Set<(up: boolean) => void>();
+  private sent = 0;
 
   constructor(url: string, options: RedisCounterStoreOptions) {
     super();
@@ -148,6 +149,12 @@ export class RedisCounterStore extends EventEmitter implements CounterStore {
       // Never give up: the service keeps running on memory counters and returns to Redis when it can.
       retryStrategy: (attempt) => Math.min(attempt * 100, 1000),
     }) as ScriptedRedis;
+    // Every command (EVALSHA, the EVAL fallback, hand-back and probe writes) goes through sendCommand.
+    const send = this.client.sendCommand.bind(this.client);
+    this.client.sendCommand = (...args: Parameters<Redis['sendCommand']>) => {
+      this.sent++;
+      return send(...args);
+    };
     // defineCommand sends EVALSHA and falls back to EVAL when Redis does not know the script (after a restart).
     this.client.defineCommand('rateLimitConsume', { lua: CONSUME_LUA });
     defineHandBackCommands(this.client);
@@ -156,6 +163,10 @@ export class RedisCounterStore extends EventEmitter implements CounterStore {
     // Without a listener ioredis would print every reconnection failure; the outage is logged once instead.
     this.client.on('error', (error: Error) => this.markDown(error));
     this.client.on('close', () => this.markDown(new Error('connection to Redis closed')));
+  }
+
+  get commandsSent(): number {
+    return this.sent;
   }
 
   async consume(request: ConsumeRequest): Promise<ConsumeResult> {

@@ -78,9 +78,9 @@ export class SqlitePetRepository implements PetRepository {
       // costs more than the query itself; petFromRaw builds them in JavaScript with one fixed shape.
       // Changes committed by other connections move data_version; this connection's own (every write path,
       // whatever its table) move total_changes(). Together they change whenever a page could have.
-      readVersion: db.prepare<[], [number, number]>(
-        'SELECT data_version, total_changes() FROM pragma_data_version()',
-      ).raw(true),
+      readVersion: db
+        .prepare<[], [number, number]>('SELECT data_version, total_changes() FROM pragma_data_version()')
+        .raw(true),
       listAll: db
         .prepare<[number, number], PetRawRow>(
           `SELECT ${PET_COLUMNS} FROM pets WHERE id > ? ORDER BY id LIMIT ?`,
