@@ -130,14 +130,15 @@ export class PostgresAccountRepository implements AccountRepository {
     const byHash = new Map<string, KeyPrincipal>();
     // Also the page cache's version for the requests of this turn (PostgresDatabase.readVersion).
     if (rows[0]) this.db.observeReadVersion(rows[0].readVersion);
-    for (const { readVersion: _, hash, keyId, expiresAt, revokedAt, scopes, ...account } of rows) {
-      if (hash === null) continue;
-      byHash.set(hash, {
-        keyId,
-        expiresAt,
-        revokedAt,
-        scopes: effectiveScopes(parseScopes(scopes)),
-        account,
+    for (const row of rows) {
+      if (row.hash === null) continue;
+      const { id, name, plan, perMinute, perDay, banLiftedAt } = row;
+      byHash.set(row.hash, {
+        keyId: row.keyId,
+        expiresAt: row.expiresAt,
+        revokedAt: row.revokedAt,
+        scopes: effectiveScopes(parseScopes(row.scopes)),
+        account: { id, name, plan, perMinute, perDay, banLiftedAt },
       });
     }
     return hashes.map((hash) => ({ value: byHash.get(hash) }));
