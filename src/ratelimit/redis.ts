@@ -142,6 +142,9 @@ export class RedisCounterStore extends EventEmitter implements CounterStore {
     this.client = new Redis(url, {
       // Fail at once instead of queueing while disconnected: a queued command would only time out later.
       enableOfflineQueue: false,
+      // The consumes of one event-loop turn (a turn's key lookups resolve together) leave in one socket write
+      // instead of one write system call each: measured, most of the Redis client's CPU per request.
+      enableAutoPipelining: true,
       // No ioredis commandTimeout: its timer fires before the socket is read when our own event loop is busy,
       // mistaking a burst of requests for a slow Redis. `withDeadline` below bounds each command instead.
       maxRetriesPerRequest: 0,
