@@ -22,7 +22,7 @@ import type { ConsumeRequest, ConsumeResult, CounterStore } from './store.js';
  * Redis' clock, so tests can move time; the PEXPIREs are real time and only collect garbage. `until` is
  * computed by the caller and stored as received because Lua 5.1 would print large numbers in exponent form.
  */
-const CONSUME_LUA = `
+export const CONSUME_LUA = `
 local n = tonumber(ARGV[1])
 local rejectedKey = KEYS[n + 1]
 local banKey = KEYS[n + 2]
