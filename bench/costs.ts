@@ -152,7 +152,7 @@ try {
     await autocannon({
       url: target.url,
       connections: 50,
-      duration: 1,
+      duration: 2,
       headers: target.headers,
       requests: target.requests,
     });
