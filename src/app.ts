@@ -17,6 +17,7 @@ import { healthRoutes } from './http/health.js';
 import { clientErrorHandler, guardConnections, registerHostCheck } from './http/http-edge.js';
 import { registerMergePatch } from './http/merge-patch.js';
 import { deriveMethodNotAllowed, type MethodNotAllowed } from './http/method-not-allowed.js';
+import { registerCostMetrics } from './http/cost-metrics.js';
 import { createRegistry, registerObservability, requestId } from './http/observability.js';
 import { registerOpenApi } from './http/openapi.js';
 import { registerPublicUrl } from './http/public-url.js';
@@ -152,6 +153,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   const registry = options.registry ?? createRegistry();
   const metrics = registerObservability(app, registry, { counterStore, database });
+  registerCostMetrics(registry, database, counterStore);
   // 405s are derived from every /v1 route once all exist (onReady), answered where a 404 would be.
   derived.methods = deriveMethodNotAllowed(app, ROUTER_OPTIONS);
   registerErrorHandling(app, derived.methods.answer);

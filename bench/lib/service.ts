@@ -80,7 +80,7 @@ export interface RecordedResponse {
   body: string;
 }
 
-async function recordResponse(url: string, key: string): Promise<RecordedResponse> {
+export async function recordResponse(url: string, key: string): Promise<RecordedResponse> {
   const res = await fetch(url, { headers: { authorization: `Bearer ${key}` } });
   const body = Buffer.from(await res.arrayBuffer());
   if (res.status !== 200) throw new Error(`GET ${url} answered ${res.status}: ${body.toString()}`);

@@ -4,6 +4,7 @@
  * interface and one implementation per backend (`src/modules/<resource>/repository*.ts`), and asks the
  * database for its instance with `database.repository(factory)`.
  */
+import type { DbCosts } from './costs.js';
 import type { PostgresDatabase } from './postgres.js';
 import type { SqliteDatabase } from './sqlite.js';
 
@@ -30,6 +31,8 @@ export interface RepositoryFactory<R> {
  */
 export interface Database {
   readonly kind: Backend;
+  /** Statements and round trips sent so far, for /metrics (see db/costs.ts). */
+  readonly costs: DbCosts;
   migrate(): Promise<{ fresh: boolean }>;
   repository<R>(factory: RepositoryFactory<R>): R;
   /**

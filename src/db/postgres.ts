@@ -8,6 +8,7 @@ import {
   type Database,
   type RepositoryFactory,
 } from './database.js';
+import type { DbCosts } from './costs.js';
 import { pendingMigrations } from './migrations.js';
 import { isUnavailable, translatePostgresError } from './postgres-errors.js';
 
@@ -100,6 +101,10 @@ export class PostgresDatabase implements Database {
   /** Connections whose rollback failed: their state is unknown, so they are destroyed, not reused. */
   private readonly inDoubt = new WeakSet<PoolClient>();
   private closed: Promise<void> | undefined;
+  /** Queries sent, for /metrics (db/costs.ts): pg sends one at a time per connection, so each is a round trip. */
+  readonly costs: DbCosts = { statements: 0, roundTrips: 0 };
+  /** See readVersion. */
+  private latestReadVersion: number | undefined;
   private installation: string | undefined;
   private readonly repositories = new RepositoryCache<PostgresDatabase>(this, (factory, db) =>
     factory.postgres(db),
@@ -126,6 +131,31 @@ export class PostgresDatabase implements Database {
     // Idle connections that break (server restart, network) emit here; without a listener Node would
     // crash the process. The pool discards them and the next checkout opens a fresh connection.
     this.pool.on('error', ignoreError);
+    this.pool.on('connect', (client) => {
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      (client as { query: (...args: unknown[]) => unknown }).query = (...args) => {
+        this.costs.statements++;
+        this.costs.roundTrips++;
+        return query(...args);
+      };
+    });
+  }
+
+  /**
+   * The newest sum of `read_versions` any query of this instance has read (migration 010): it grows
+   * whenever a transaction writing pets commits. Every authenticated request's key lookup reads it (see
+   * accounts/repository.postgres.ts), so by the time a route runs it is at least as new as every write
+   * committed before that request arrived: the exact page cache's version, without a round trip of its own.
+   */
+  get readVersion(): number | undefined {
+    return this.latestReadVersion;
+  }
+
+  /** Records a `read_versions` sum read by a query (snapshots only move forward, so the largest is newest). */
+  observeReadVersion(version: number): void {
+    if (this.latestReadVersion === undefined || version > this.latestReadVersion) {
+      this.latestReadVersion = version;
+    }
   }
 
   query<R extends QueryResultRow>(config: QueryConfig): Promise<R[]> {

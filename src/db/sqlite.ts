@@ -9,6 +9,7 @@ import {
   type Database,
   type RepositoryFactory,
 } from './database.js';
+import { countSqliteStatements, type DbCosts } from './costs.js';
 import { pendingMigrations } from './migrations.js';
 
 /** The database cannot serve this right now (locked, I/O error, disk full): a 503, not a 500. */
@@ -63,6 +64,8 @@ export class SqliteDatabase implements Database {
   /** The connection; repositories prepare their statements on it. */
   readonly db: BetterSqlite3.Database;
   readonly hooks: SqliteHooks = {};
+  /** Statements run, for /metrics (db/costs.ts); SQLite is in-process, so no round trips. */
+  readonly costs: DbCosts = { statements: 0, roundTrips: 0 };
   private readonly timeoutMs: number;
   private fresh = false;
   private installation: string | undefined;
@@ -78,6 +81,7 @@ export class SqliteDatabase implements Database {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     this.timeoutMs = options.timeoutMs ?? 2_000;
     this.db = new BetterSqlite3(path);
+    countSqliteStatements(this.db, this.costs);
     try {
       // Opening and migrating may wait for another process's migration, before anything else runs.
       this.db.pragma(`busy_timeout = ${STARTUP_BUSY_WAIT_MS}`);

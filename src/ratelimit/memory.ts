@@ -46,6 +46,7 @@ export interface PendingBan {
  */
 export class MemoryCounterStore implements CounterStore {
   readonly kind = 'memory' as const;
+  readonly commandsSent = 0;
   private readonly counters = new Map<string, Entry>();
   private readonly bans = new Map<string, Ban>();
   private readonly sweeper: NodeJS.Timeout;

@@ -23,7 +23,7 @@ import type { ConsumeRequest, ConsumeResult, CounterStore } from './store.js';
  * Redis' clock, so tests can move time; the PEXPIREs are real time and only collect garbage. `until` is
  * computed by the caller and stored as received because Lua 5.1 would print large numbers in exponent form.
  */
-const CONSUME_LUA = `
+export const CONSUME_LUA = `
 local n = tonumber(ARGV[1])
 local rejectedKey = KEYS[n + 1]
 local banKey = KEYS[n + 2]
@@ -132,6 +132,7 @@ export class RedisCounterStore extends EventEmitter implements CounterStore {
   /** True while counts taken during an outage are being handed back to Redis. */
   private handingBack = false;
   private readonly readyWaiters = new Set<(up: boolean) => void>();
+  private sent = 0;
 
   constructor(url: string, options: RedisCounterStoreOptions) {
     super();
@@ -144,6 +145,9 @@ export class RedisCounterStore extends EventEmitter implements CounterStore {
     this.client = new Redis(url, {
       // Fail at once instead of queueing while disconnected: a queued command would only time out later.
       enableOfflineQueue: false,
+      // The consumes of one event-loop turn (a turn's key lookups resolve together) leave in one socket write
+      // instead of one write system call each: measured, most of the Redis client's CPU per request.
+      enableAutoPipelining: true,
       // No ioredis commandTimeout: its timer fires before the socket is read when our own event loop is busy,
       // mistaking a burst of requests for a slow Redis. `withDeadline` below bounds each command instead.
       maxRetriesPerRequest: 0,
@@ -151,6 +155,12 @@ export class RedisCounterStore extends EventEmitter implements CounterStore {
       // Never give up: the service keeps running on memory counters and returns to Redis when it can.
       retryStrategy: (attempt) => Math.min(attempt * 100, 1000),
     }) as ScriptedRedis;
+    // Every command (EVALSHA, the EVAL fallback, hand-back and probe writes) goes through sendCommand.
+    const send = this.client.sendCommand.bind(this.client);
+    this.client.sendCommand = (...args: Parameters<Redis['sendCommand']>) => {
+      this.sent++;
+      return send(...args);
+    };
     // defineCommand sends EVALSHA and falls back to EVAL when Redis does not know the script (after a restart).
     this.client.defineCommand('rateLimitConsume', { lua: CONSUME_LUA });
     defineHandBackCommands(this.client);
@@ -159,6 +169,10 @@ export class RedisCounterStore extends EventEmitter implements CounterStore {
     // Without a listener ioredis would print every reconnection failure; the outage is logged once instead.
     this.client.on('error', (error: Error) => this.markDown(error));
     this.client.on('close', () => this.markDown(new Error('connection to Redis closed')));
+  }
+
+  get commandsSent(): number {
+    return this.sent;
   }
 
   async consume(request: ConsumeRequest): Promise<ConsumeResult> {

@@ -48,6 +48,8 @@ export interface ConsumeResult {
  */
 export interface CounterStore {
   readonly kind: 'memory' | 'redis';
+  /** Commands sent to a remote store so far (none for memory), for /metrics (see db/costs.ts). */
+  readonly commandsSent: number;
   consume(request: ConsumeRequest): Promise<ConsumeResult>;
   /** True while the store is answering; a fallback wrapper reports degraded state through it. */
   healthy(): boolean;

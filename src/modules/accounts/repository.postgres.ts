@@ -15,9 +15,12 @@ import { effectiveScopes, formatScopes, parseScopes } from './scopes.js';
 const ACCOUNT_COLUMNS =
   'a.id, a.name, a.plan, a.per_minute AS "perMinute", a.per_day AS "perDay", a.ban_lifted_at AS "banLiftedAt"';
 
-const FIND_KEYS = `SELECT k.hash, k.id AS "keyId", k.expires_at AS "expiresAt", k.revoked_at AS "revokedAt",
-    k.scopes, ${ACCOUNT_COLUMNS}
-  FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.hash = ANY($1::text[])`;
+// The read version (migration 010) rides along, in the same snapshot and round trip: one row for it even
+// when no key matches, then one per key found.
+const FIND_KEYS = `SELECT v.version AS "readVersion", k.hash, k.id AS "keyId", k.expires_at AS "expiresAt",
+    k.revoked_at AS "revokedAt", k.scopes, ${ACCOUNT_COLUMNS}
+  FROM (SELECT sum(version)::bigint AS version FROM read_versions) v
+  LEFT JOIN (api_keys k JOIN accounts a ON a.id = k.account_id) ON k.hash = ANY($1::text[])`;
 
 export class PostgresAccountRepository implements AccountRepository {
   private readonly lookups = new TurnBatch((hashes: string[]) => this.findKeys(hashes));
@@ -116,7 +119,8 @@ export class PostgresAccountRepository implements AccountRepository {
   private async findKeys(hashes: string[]): Promise<Settled<KeyPrincipal | undefined>[]> {
     const rows = await this.db.query<
       Account & {
-        hash: string;
+        readVersion: number;
+        hash: string | null;
         keyId: string;
         expiresAt: number | null;
         revokedAt: number | null;
@@ -124,13 +128,17 @@ export class PostgresAccountRepository implements AccountRepository {
       }
     >({ name: 'keys_find_by_hashes', text: FIND_KEYS, values: [hashes] });
     const byHash = new Map<string, KeyPrincipal>();
-    for (const { hash, keyId, expiresAt, revokedAt, scopes, ...account } of rows) {
-      byHash.set(hash, {
-        keyId,
-        expiresAt,
-        revokedAt,
-        scopes: effectiveScopes(parseScopes(scopes)),
-        account,
+    // Also the page cache's version for the requests of this turn (PostgresDatabase.readVersion).
+    if (rows[0]) this.db.observeReadVersion(rows[0].readVersion);
+    for (const row of rows) {
+      if (row.hash === null) continue;
+      const { id, name, plan, perMinute, perDay, banLiftedAt } = row;
+      byHash.set(row.hash, {
+        keyId: row.keyId,
+        expiresAt: row.expiresAt,
+        revokedAt: row.revokedAt,
+        scopes: effectiveScopes(parseScopes(row.scopes)),
+        account: { id, name, plan, perMinute, perDay, banLiftedAt },
       });
     }
     return hashes.map((hash) => ({ value: byHash.get(hash) }));

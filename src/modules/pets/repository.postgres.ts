@@ -90,6 +90,11 @@ export class PostgresPetRepository implements PetRepository {
     this.events = db.repository(eventRepository) as PostgresEventRepository;
   }
 
+  readVersion(): string | undefined {
+    const version = this.db.readVersion;
+    return version === undefined ? undefined : String(version);
+  }
+
   /** The pages asked for in one event-loop turn come from one query (TurnBatch), like key lookups. */
   list(query: ListPetsQuery): Promise<Pet[]> {
     return this.pages.add(query);

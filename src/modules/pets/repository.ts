@@ -86,6 +86,13 @@ export interface RecordedUpdate {
  */
 export interface PetRepository {
   list(query: ListPetsQuery): Promise<Pet[]>;
+  /**
+   * The version of the pets as this instance last saw them, for the exact page cache (http/page-cache.ts):
+   * it changes whenever any instance or process has committed a change to pets since, and it is at least as
+   * new as every change committed before the current request arrived. Undefined when not known (the cache is
+   * then bypassed). Cheap: SQLite reads two counters, PostgreSQL returns what the request's key lookup read.
+   */
+  readVersion(): string | undefined;
   get(id: number): Promise<VersionedPet | undefined>;
   create(pet: NewPetRecord, idempotency?: IdempotencyInput, now?: number): Promise<CreatePetResult>;
   update(

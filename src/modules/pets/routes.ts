@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { notModified, strongEtag, weakEtag } from '../../http/conditional.js';
+import { notModified, strongEtag } from '../../http/conditional.js';
 import { ApiError } from '../../http/errors.js';
 import { IdempotencyHeaders, idempotencyInput, refusal, replay } from '../../http/idempotency/index.js';
+import { PageCache, sendSerializedPage, serializePage } from '../../http/page-cache.js';
 import { decodeCursor, sendPage } from '../../http/paging.js';
 import { absoluteLink } from '../../http/public-url.js';
 import {
@@ -44,6 +45,7 @@ export const petRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
       ? DEPRECATION_HEADERS
       : { ...DEPRECATION_HEADERS, link: absoluteLink(config.publicUrl, DEPRECATION_HEADERS.link) };
   const pets = database.repository(petRepository);
+  const pages = new PageCache();
 
   app.get(
     '/pets',
@@ -75,10 +77,16 @@ export const petRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
     async (request, reply) => {
       const { limit = 20, status, cursor } = request.query;
       const afterId = cursor === undefined ? undefined : decodeCursor(cursor);
-      const rows = await pets.list({ status, afterId, limit: limit + 1 });
-      const page = sendPage(reply, rows, { path: '/v1/pets', limit, filters: { status } });
-      if (notModified(request, reply, weakEtag(page))) return reply;
-      return page;
+      // Read before the page, so a page is never labelled newer than its data (see http/page-cache.ts).
+      const version = pets.readVersion();
+      const key = `${limit}|${status ?? ''}|${afterId ?? 0}`;
+      let page = pages.get(version, key);
+      if (page === undefined) {
+        const rows = await pets.list({ status, afterId, limit: limit + 1 });
+        page = serializePage(reply, sendPage(reply, rows, { path: '/v1/pets', limit, filters: { status } }));
+        pages.set(version, key, page);
+      }
+      return sendSerializedPage(request, reply, page);
     },
   );
 

@@ -1,0 +1,81 @@
+/**
+ * Serialized list pages, remembered per instance and answered without the database page query, the
+ * serialization or the ETag hash. The cache is exact, not a TTL: every page is labelled with the version of
+ * the data it was read from, and is answered only while the database's current version is that label.
+ *
+ * The version comes from the repository (`readVersion`), which promises that:
+ * - it never labels a page with a version newer than the data the page was read from (so a label is read
+ *   before, or in the same snapshot as, the page), and
+ * - a request sees a version at least as new as every write that answered before the request arrived, on
+ *   any instance (SQLite: `PRAGMA data_version` and this connection's `total_changes()`; PostgreSQL: the
+ *   `read_versions` counters bumped by a trigger in every writing transaction, read with the request's key
+ *   lookup).
+ * An answer from the cache is then never older than what a fresh query at the request's arrival would give.
+ *
+ * Why by hand: the ecosystem's response caches (@fastify/caching, async-cache-dedupe) expire by time or by
+ * explicit invalidation calls in every write path; neither can be exact across instances without the version
+ * check, which is the whole of what is needed here besides a bounded Map.
+ */
+import { createHash } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { notModified } from './conditional.js';
+
+export interface SerializedPage {
+  body: Buffer;
+  /** The weak ETag of the body bytes. */
+  etag: string;
+  /** The `Link: rel="next"` value when another page exists. */
+  link: string | undefined;
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * Builds a page as Fastify would send it: serialized by the route's own 200 response schema
+ * (fast-json-stringify, `reply.serialize`), with its ETag and the Link header `sendPage` set.
+ */
+export function serializePage(reply: FastifyReply, rows: unknown[]): SerializedPage {
+  const body = Buffer.from(reply.serialize(rows) as string);
+  const etag = `W/"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
+  const link = reply.getHeader('link');
+  return { body, etag, link: typeof link === 'string' ? link : undefined };
+}
+
+/** Answers a serialized page (or `304` when `If-None-Match` matches), bytes as they are. */
+export function sendSerializedPage(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  page: SerializedPage,
+): FastifyReply {
+  if (page.link !== undefined) reply.header('link', page.link);
+  if (notModified(request, reply, page.etag)) return reply;
+  // With a JSON content type set, Fastify sends a Buffer as it is, without serializing again.
+  return reply.header('content-type', JSON_TYPE).send(page.body);
+}
+
+export class PageCache {
+  private version: string | undefined;
+  private readonly pages = new Map<string, SerializedPage>();
+
+  /** @param maxPages bounds memory: a page of 100 pets is ~7 KB. */
+  constructor(private readonly maxPages = 1_000) {}
+
+  /** The page for `key` if it was read at exactly `version`. */
+  get(version: string | undefined, key: string): SerializedPage | undefined {
+    return version !== undefined && version === this.version ? this.pages.get(key) : undefined;
+  }
+
+  /**
+   * Remembers a page read at `version`. A different version than the cache's drops every other page (they
+   * can no longer be answered once the version moves on; an older label only costs later misses).
+   */
+  set(version: string | undefined, key: string, page: SerializedPage): void {
+    if (version === undefined) return;
+    if (version !== this.version) {
+      this.pages.clear();
+      this.version = version;
+    }
+    if (this.pages.size >= this.maxPages) this.pages.delete(this.pages.keys().next().value!);
+    this.pages.set(key, page);
+  }
+}
