@@ -40,6 +40,8 @@ export function baseEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
     'AUTH_FAILURES_PER_MINUTE',
     'HEADERS_TIMEOUT_MS',
     'REQUEST_TIMEOUT_MS',
+    'OVERLOAD_MAX_IN_FLIGHT',
+    'MAX_CONNECTIONS',
   ]) {
     if (!(name in extra)) delete env[name];
   }

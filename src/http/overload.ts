@@ -1,0 +1,87 @@
+/**
+ * Load shedding (DESIGN 4.7): what the instance cannot answer soon is refused at once with `503 overloaded`
+ * and `Retry-After`, in the first onRequest hook, so a refused request costs neither a key lookup nor any
+ * database work, and the requests that are admitted keep a bounded latency.
+ *
+ * The signal is the number of requests in flight (admitted and not yet answered), not the event loop's
+ * delay. `@fastify/under-pressure` is not used: it samples event-loop delay or utilization on a timer and
+ * then refuses everything or nothing until the next sample. Under a keep-alive flood every refusal is
+ * answered by the next request on the same connection at once, so that on/off signal oscillates (refuse all,
+ * the loop empties, admit all, the loop stalls), and its timer is itself delayed by the stall it measures.
+ * What makes latency grow under a flood of thousands of connections is how many requests one turn of the
+ * event loop takes on: every request read in a turn is parsed and then served, stage by stage (key lookups,
+ * pages and commits are batched per turn), before the loop reads its sockets again, including the
+ * liveness probe's new connection. Bounding the requests in flight bounds that work per turn, and so the
+ * time a turn takes, the latency of what is admitted and how long `/healthz` waits; it is exact and
+ * costs a counter per request.
+ *
+ * Operational routes (`/healthz`, `/readyz`, `/metrics`) are never refused and not counted: an orchestrator
+ * must see the instance alive, and `/readyz` answers 503 while the instance sheds so balancers route away.
+ */
+import type { FastifyInstance } from 'fastify';
+import { Counter, Gauge, type Registry } from 'prom-client';
+import type { Clock } from '../clock.js';
+import { sendError } from './error-handler.js';
+import { ApiError } from './errors.js';
+
+/** How long after its last refusal an instance still reports itself shedding on /readyz. */
+export const SHEDDING_WINDOW_MS = 1_000;
+/** What a refused client is told to wait: the backlog a full in-flight budget represents clears within it. */
+const RETRY_AFTER_SECONDS = '1';
+
+export interface OverloadOptions {
+  /** Requests in flight beyond which new ones are refused. */
+  maxInFlight: number;
+  registry: Registry;
+  clock: Clock;
+}
+
+export interface OverloadState {
+  /** Admitted requests not answered yet. */
+  inFlight(): number;
+  /** True while requests are being refused (and for SHEDDING_WINDOW_MS after the last refusal). */
+  shedding(): boolean;
+}
+
+export function registerOverload(app: FastifyInstance, options: OverloadOptions): OverloadState {
+  const { maxInFlight, clock } = options;
+  let inFlight = 0;
+  let lastRefusal = -Infinity;
+  const refused = new Counter({
+    name: 'http_requests_shed_total',
+    help: 'Requests refused with 503 overloaded because too many were in flight.',
+    registers: [options.registry],
+  });
+  new Gauge({
+    name: 'http_requests_in_flight',
+    help: 'Requests admitted and not yet answered (operational routes not counted).',
+    registers: [options.registry],
+    collect() {
+      this.set(inFlight);
+    },
+  });
+  // One listener per admitted request; 'close' is emitted once whether the answer finished or the client left.
+  const release = (): void => void inFlight--;
+
+  // Callback style: it runs for every request, and an async hook costs a promise each time.
+  app.addHook('onRequest', (request, reply, done) => {
+    if (request.routeOptions.config.access === 'operations') return done();
+    if (inFlight >= maxInFlight) {
+      refused.inc();
+      lastRefusal = clock();
+      sendError(
+        reply,
+        new ApiError('overloaded', undefined, undefined, { 'retry-after': RETRY_AFTER_SECONDS }),
+      );
+      return;
+    }
+    inFlight++;
+    reply.raw.once('close', release);
+    done();
+  });
+
+  return {
+    inFlight: () => inFlight,
+    shedding: () => inFlight >= maxInFlight || clock() - lastRefusal < SHEDDING_WINDOW_MS,
+  };
+}
