@@ -18,7 +18,7 @@
  * Operational routes (`/healthz`, `/readyz`, `/metrics`) are never refused and not counted: an orchestrator
  * must see the instance alive, and `/readyz` answers 503 while the instance sheds so balancers route away.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Clock } from '../clock.js';
 import { sendError } from './error-handler.js';
