@@ -46,7 +46,9 @@ export interface WrkResult {
 export function checkPrerequisites(): void {
   const found = spawnSync('wrk', ['--version'], { encoding: 'utf8' });
   if (found.error) {
-    throw new Skip('wrk is not installed: `sudo apt-get install -y wrk` (Debian/Ubuntu), `brew install wrk` (macOS)');
+    throw new Skip(
+      'wrk is not installed: `sudo apt-get install -y wrk` (Debian/Ubuntu), `brew install wrk` (macOS)',
+    );
   }
   const hard = Number(spawnSync('sh', ['-c', 'ulimit -Hn'], { encoding: 'utf8' }).stdout.trim());
   const soft = Number(spawnSync('sh', ['-c', 'ulimit -n'], { encoding: 'utf8' }).stdout.trim());
@@ -71,14 +73,22 @@ export async function wrk(options: WrkOptions, connections: number, durationS: n
     ...['-t', '2', '-c', String(connections), '-d', `${durationS}s`, '--timeout', '10s'],
     ...['-s', join(BENCH_DIR, 'overload', 'mix.lua'), options.origin],
   ];
-  const env = { ...process.env, WRK_AUTH: options.auth ?? '', ...(options.idsFile ? { WRK_IDS: options.idsFile } : {}) };
+  const env = {
+    ...process.env,
+    WRK_AUTH: options.auth ?? '',
+    ...(options.idsFile ? { WRK_IDS: options.idsFile } : {}),
+  };
   const cpuBefore = cpuSeconds(options.pid);
   const out = await new Promise<string>((resolve, reject) => {
     // Raise wrk's descriptor limit to the hard limit: 5,000 connections need more than the usual 1,024.
-    const child = spawn('sh', ['-c', 'ulimit -n "$(ulimit -Hn)" 2>/dev/null; exec wrk "$@"', 'wrk', ...args], {
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      'sh',
+      ['-c', 'ulimit -n "$(ulimit -Hn)" 2>/dev/null; exec wrk "$@"', 'wrk', ...args],
+      {
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -198,7 +208,9 @@ export async function sweep(
     const flood = await wrk(target, connections, t.floodS);
     const to = Date.now();
     const probes = await probe.stop();
-    const rssPeakMb = Math.max(0, ...target.memory.samples.filter((s) => s.t >= from && s.t <= to).map((s) => s.rssKb)) / 1024;
+    const rssPeakMb =
+      Math.max(0, ...target.memory.samples.filter((s) => s.t >= from && s.t <= to).map((s) => s.rssKb)) /
+      1024;
     await delay(2000);
     const recovery = await wrk(target, 16, t.recoveryS);
     const figures: FloodFigures = {

@@ -63,16 +63,32 @@ export function registerOverload(app: FastifyInstance, options: OverloadOptions)
   // One listener per admitted request; 'close' is emitted once whether the answer finished or the client left.
   const release = (): void => void inFlight--;
 
+  /**
+   * Refusals are answered once this turn's reads are done (check phase), not at once. Answered at once, a
+   * refused keep-alive client sends its next request while the loop is still reading sockets, libuv keeps
+   * polling (up to 48 rounds of 1,024 events per turn) and the admitted requests, which go on in the check
+   * phase (batches per turn), starve behind a stream of refusals. Deferred, each connection brings at most
+   * one request per turn.
+   */
+  let refusals: FastifyReply[] = [];
+  const refuseAll = (): void => {
+    const replies = refusals;
+    refusals = [];
+    for (const reply of replies) {
+      sendError(
+        reply,
+        new ApiError('overloaded', undefined, undefined, { 'retry-after': RETRY_AFTER_SECONDS }),
+      );
+    }
+  };
+
   // Callback style: it runs for every request, and an async hook costs a promise each time.
   app.addHook('onRequest', (request, reply, done) => {
     if (request.routeOptions.config.access === 'operations') return done();
     if (inFlight >= maxInFlight) {
       refused.inc();
       lastRefusal = clock();
-      sendError(
-        reply,
-        new ApiError('overloaded', undefined, undefined, { 'retry-after': RETRY_AFTER_SECONDS }),
-      );
+      if (refusals.push(reply) === 1) setImmediate(refuseAll);
       return;
     }
     inFlight++;
