@@ -68,6 +68,8 @@ export interface Config {
   overloadMaxInFlight: number;
   /** Open connections beyond which new ones are closed as soon as they are accepted. */
   maxConnections: number;
+  /** A port of its own for `GET /healthz` (the liveness probe); unset: none. */
+  healthPort: number | undefined;
 }
 
 /** The HTTP timeouts' defaults, for apps built without a full Config (tests, benchmarks). */
@@ -228,5 +230,6 @@ export function loadConfig(env: Env = process.env): Config {
     webhookLeaseMs: integer(env, 'WEBHOOK_LEASE_MS', 30_000, 100, 3_600_000),
     overloadMaxInFlight: integer(env, 'OVERLOAD_MAX_IN_FLIGHT', DEFAULT_OVERLOAD_MAX_IN_FLIGHT, 1, 1_000_000),
     maxConnections: integer(env, 'MAX_CONNECTIONS', DEFAULT_MAX_CONNECTIONS, 1, 1_000_000),
+    healthPort: env.HEALTH_PORT?.trim() ? integer(env, 'HEALTH_PORT', 0, 0, 65535) : undefined,
   };
 }

@@ -12,6 +12,7 @@ import type { Config } from './config.js';
 import { openDatabase } from './db/index.js';
 import { IDEMPOTENCY_RETENTION_MS } from './http/idempotency/index.js';
 import { idempotencyRepository } from './http/idempotency/repository.js';
+import { startHealthListener, type HealthListener } from './http/health-listener.js';
 import { createRegistry } from './http/observability.js';
 import { WebhookDispatcher } from './modules/webhooks/dispatcher.js';
 import { createCounterStore } from './ratelimit/index.js';
@@ -93,6 +94,7 @@ export async function serve(config: Config): Promise<void> {
     done(null, payload);
   });
 
+  let health: HealthListener | undefined;
   const drainMs = config.drainSeconds * 1000;
   closeWithGrace({ delay: drainMs + CLOSE_GRACE_MS + IN_FLIGHT_MS }, async ({ signal, err }) => {
     if (err) logger.error({ err }, 'shutting down after an error');
@@ -113,6 +115,8 @@ export async function serve(config: Config): Promise<void> {
     await allClosed;
     logger.info('connections closed');
     await app.close();
+    // Alive until the end: a liveness probe failing during the drain would get the process killed early.
+    await health?.close();
     await dispatcher.stop();
     await counterStore.close();
     await database.close();
@@ -120,6 +124,7 @@ export async function serve(config: Config): Promise<void> {
   });
 
   const address = await app.listen({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG });
+  if (config.healthPort !== undefined) health = await startHealthListener(config.host, config.healthPort);
   dispatcher.start();
   const base = `${address}/v1`;
   logger.info(
@@ -128,6 +133,7 @@ export async function serve(config: Config): Promise<void> {
   );
   // One write, so that whoever waits for the announcement has the hint with it.
   let announcement = `Pet Adoption Service listening on ${base} (storage: ${database.kind}, rate limits: ${counterStore.kind})\n`;
+  if (health) announcement += `Liveness on ${health.origin}/healthz\n`;
   if (fresh) {
     const hostPort = address.replace(/^https?:\/\//, '');
     announcement += `${FIRST_KEY_HINT.replace('HOST:PORT', hostPort)}\n`;

@@ -11,6 +11,7 @@ import { request as httpRequest } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
+import { startHealthListener } from '../src/http/health-listener.js';
 import { SHEDDING_WINDOW_MS } from '../src/http/overload.js';
 import { accountRepository } from '../src/modules/accounts/repository.js';
 import { petRepository, type PetRepository } from '../src/modules/pets/repository.js';
@@ -201,13 +202,37 @@ for (const backend of await backends()) {
   });
 }
 
+describe('the liveness listener (HEALTH_PORT)', () => {
+  test('answers GET and HEAD /healthz 200, and nothing else of the API', async () => {
+    const health = await startHealthListener('127.0.0.1', 0);
+    try {
+      const { port } = health.server.address() as AddressInfo;
+      const ok = await get(port, '/healthz', {});
+      assert.equal(ok.status, 200);
+      assert.deepEqual(JSON.parse(ok.body), { status: 'ok' });
+      assert.equal(ok.headers['x-content-type-options'], 'nosniff');
+      const head = await get(port, '/healthz', {}, 'HEAD');
+      assert.equal(head.status, 200);
+      assert.equal(head.body, '');
+      for (const path of ['/v1/pets', '/readyz', '/metrics', '/healthz/x']) {
+        const res = await get(port, path, {});
+        assert.equal(res.status, 404, path);
+        assert.equal(JSON.parse(res.body).code, 'not_found', path);
+      }
+    } finally {
+      await health.close();
+    }
+  });
+});
+
 function get(
   port: number,
   path: string,
   headers: Record<string, string>,
+  method = 'GET',
 ): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, path, headers, agent: false }, (res) => {
+    const req = httpRequest({ host: '127.0.0.1', port, path, method, headers, agent: false }, (res) => {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => (body += chunk));

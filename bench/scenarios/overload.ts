@@ -14,7 +14,14 @@ import { MemoryWatch } from '../lib/memory.js';
 import { defineScenario } from '../lib/scenario.js';
 import { createKey, logFile, scriptArgv, seed, trimLog } from '../lib/service.js';
 import { OVERLOAD_TARGET, overloadOutcome } from '../overload/outcome.js';
-import { acknowledgedIds, checkPrerequisites, listedIds, sweep, timing } from '../overload/sweep.js';
+import {
+  acknowledgedIds,
+  checkPrerequisites,
+  listedIds,
+  livenessOrigin,
+  sweep,
+  timing,
+} from '../overload/sweep.js';
 
 export const OVERLOAD_PETS = 1000;
 
@@ -38,7 +45,12 @@ export default defineScenario<State>({
     checkPrerequisites();
     const { recordedFile } = await ctx.sqlite();
     const dir = mkdtempSync(join(tmpdir(), 'pet-adoption-overload-'));
-    const env = { DATABASE_URL: `sqlite:${join(dir, 'overload.db')}`, LOG_LEVEL: 'info', NODE_OPTIONS: '' };
+    const env = {
+      DATABASE_URL: `sqlite:${join(dir, 'overload.db')}`,
+      LOG_LEVEL: 'info',
+      HEALTH_PORT: '0',
+      NODE_OPTIONS: '',
+    };
     const key = await createKey(env, 'overload');
     await seed(env, OVERLOAD_PETS);
     return { dir, recordedFile, env, key };
@@ -67,7 +79,14 @@ export default defineScenario<State>({
     const auth = `Bearer ${state.key}`;
     try {
       const service = await sweep(
-        { origin: state.service.origin, pid: state.service.child.pid!, auth, idsFile, memory },
+        {
+          origin: state.service.origin,
+          probeOrigin: livenessOrigin(state.service.stderr()),
+          pid: state.service.child.pid!,
+          auth,
+          idsFile,
+          memory,
+        },
         t,
         ctx.log,
         'service (SQLite)',

@@ -18,6 +18,7 @@ import {
   acknowledgedIds,
   checkPrerequisites,
   listedIds,
+  livenessOrigin,
   sweep,
   timing,
   type SweepFigures,
@@ -63,6 +64,7 @@ export default defineScenario<State>({
       REDIS_URL,
       REDIS_PREFIX: `${schema}:`,
       LOG_LEVEL: 'info',
+      HEALTH_PORT: '0',
       NODE_OPTIONS: '',
     };
     const dir = mkdtempSync(join(tmpdir(), 'pet-adoption-overload-pg-'));
@@ -86,7 +88,14 @@ export default defineScenario<State>({
     const auth = `Bearer ${state.key!}`;
     try {
       const service = await sweep(
-        { origin: state.server.origin, pid: state.server.child.pid!, auth, idsFile, memory },
+        {
+          origin: state.server.origin,
+          probeOrigin: livenessOrigin(state.server.stderr()),
+          pid: state.server.child.pid!,
+          auth,
+          idsFile,
+          memory,
+        },
         timing(ctx.settings.quick),
         ctx.log,
         'service (PostgreSQL + Redis)',

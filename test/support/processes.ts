@@ -42,6 +42,7 @@ export function baseEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
     'REQUEST_TIMEOUT_MS',
     'OVERLOAD_MAX_IN_FLIGHT',
     'MAX_CONNECTIONS',
+    'HEALTH_PORT',
   ]) {
     if (!(name in extra)) delete env[name];
   }
