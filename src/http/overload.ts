@@ -8,12 +8,15 @@
  * then refuses everything or nothing until the next sample. Under a keep-alive flood every refusal is
  * answered by the next request on the same connection at once, so that on/off signal oscillates (refuse all,
  * the loop empties, admit all, the loop stalls), and its timer is itself delayed by the stall it measures.
- * What makes latency grow under a flood of thousands of connections is how many requests one turn of the
- * event loop takes on: every request read in a turn is parsed and then served, stage by stage (key lookups,
- * pages and commits are batched per turn), before the loop reads its sockets again, including the
- * liveness probe's new connection. Bounding the requests in flight bounds that work per turn, and so the
- * time a turn takes, the latency of what is admitted and how long `/healthz` waits; it is exact and
- * costs a counter per request.
+ * What this bounds is the work one turn of the event loop takes on: every request read in a turn is parsed
+ * and then served, stage by stage (key lookups, pages and commits are batched per turn), and requests held
+ * by a stalled database keep their place. It is exact, testable, and costs a counter per request.
+ * What it does not see (measured, bench/README.md "Overload"): libuv reads at most 1,024 ready sockets per
+ * poll, so under thousands of keep-alive connections the requests in flight stay near that batch while the
+ * others wait in the kernel, a whole round of turns; and Node accepts about one new connection per turn.
+ * A queue-time signal (how long a request waited before it was read) would bound that latency, but Node
+ * gives no timestamp for when a socket became readable; the liveness probe's answer is kept prompt by
+ * HEALTH_PORT (health-listener.ts) instead.
  *
  * Operational routes (`/healthz`, `/readyz`, `/metrics`) are never refused and not counted: an orchestrator
  * must see the instance alive, and `/readyz` answers 503 while the instance sheds so balancers route away.
