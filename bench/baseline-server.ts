@@ -25,7 +25,8 @@ const server = createServer((_req, res) => {
 });
 // Same keep-alive policy as Fastify's default, so the Keep-Alive header is byte-identical too.
 server.keepAliveTimeout = 72_000;
-server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
+// The service's listen backlog (src/server.ts), so a flood of new connections meets the same accept queue.
+server.listen({ port: Number(process.env.PORT ?? 0), host: '127.0.0.1', backlog: 4096 }, () => {
   const { port } = server.address() as AddressInfo;
   process.stderr.write(`baseline listening on http://127.0.0.1:${port}/v1\n`);
 });

@@ -8,7 +8,13 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Registry } from 'prom-client';
 import { systemClock, type Clock } from './clock.js';
-import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, type Config } from './config.js';
+import {
+  DEFAULT_HEADERS_TIMEOUT_MS,
+  DEFAULT_MAX_CONNECTIONS,
+  DEFAULT_OVERLOAD_MAX_IN_FLIGHT,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  type Config,
+} from './config.js';
 import type { Database } from './db/database.js';
 import { addressCounter, registerAccess } from './http/access.js';
 import { registerErrorHandling, sendError, toApiError } from './http/error-handler.js';
@@ -21,6 +27,7 @@ import { registerCostMetrics } from './http/cost-metrics.js';
 import { createRegistry, registerObservability, requestId } from './http/observability.js';
 import { registerOpenApi } from './http/openapi.js';
 import { registerPublicUrl } from './http/public-url.js';
+import { registerOverload } from './http/overload.js';
 import { ErrorSchema } from './http/responses.js';
 import { MODULES } from './modules/index.js';
 import type { ApiModule } from './modules/module.js';
@@ -41,7 +48,13 @@ export type AppConfig = Pick<
   Partial<
     Pick<
       Config,
-      'headersTimeoutMs' | 'requestTimeoutMs' | 'maxOpenOrders' | 'webhookAllowHosts' | 'publicUrl'
+      | 'headersTimeoutMs'
+      | 'requestTimeoutMs'
+      | 'maxOpenOrders'
+      | 'webhookAllowHosts'
+      | 'overloadMaxInFlight'
+      | 'maxConnections'
+      | 'publicUrl'
     >
   >;
 
@@ -154,6 +167,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const registry = options.registry ?? createRegistry();
   const metrics = registerObservability(app, registry, { counterStore, database });
   registerCostMetrics(registry, database, counterStore);
+  // First after the request id: a refusal under overload costs no key lookup and no database work.
+  const overload = registerOverload(app, {
+    maxInFlight: config.overloadMaxInFlight ?? DEFAULT_OVERLOAD_MAX_IN_FLIGHT,
+    registry,
+    clock,
+  });
+  // Each open connection holds buffers and parser state; beyond this many, new ones are closed on accept,
+  // so memory stays bounded whatever the number of clients.
+  app.server.maxConnections = config.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
   // 405s are derived from every /v1 route once all exist (onReady), answered where a 404 would be.
   derived.methods = deriveMethodNotAllowed(app, ROUTER_OPTIONS);
   registerErrorHandling(app, derived.methods.answer);
@@ -185,6 +207,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     registry,
     draining: options.draining,
     metrics: options.metricsOnApi ?? true,
+    shedding: overload.shedding,
   });
   app.get('/v1/openapi.json', { config: { access: 'public' }, schema: { hide: true } }, () => app.swagger());
 

@@ -74,6 +74,12 @@ export interface Config {
    * `Link` and the OpenAPI `servers` become absolute. Unset: they stay root-relative.
    */
   publicUrl: string | undefined;
+  /** Requests in flight beyond which new ones are refused at once with `503 overloaded` (DESIGN 4.7). */
+  overloadMaxInFlight: number;
+  /** Open connections beyond which new ones are closed as soon as they are accepted. */
+  maxConnections: number;
+  /** A port of its own for `GET /healthz` (the liveness probe); unset: none. */
+  healthPort: number | undefined;
 }
 
 /** The HTTP timeouts' defaults, for apps built without a full Config (tests, benchmarks). */
@@ -81,6 +87,9 @@ export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 /** MAX_OPEN_ORDERS's default, for apps built without a full Config. */
 export const DEFAULT_MAX_OPEN_ORDERS = 5;
+/** OVERLOAD_MAX_IN_FLIGHT and MAX_CONNECTIONS's defaults, for apps built without a full Config. */
+export const DEFAULT_OVERLOAD_MAX_IN_FLIGHT = 1000;
+export const DEFAULT_MAX_CONNECTIONS = 10_000;
 
 type Env = Record<string, string | undefined>;
 
@@ -265,5 +274,8 @@ export function loadConfig(env: Env = process.env): Config {
     webhookPollMs: integer(env, 'WEBHOOK_POLL_MS', 1000, 10, 60_000),
     webhookLeaseMs: integer(env, 'WEBHOOK_LEASE_MS', 30_000, 100, 3_600_000),
     publicUrl: publicUrl(env),
+    overloadMaxInFlight: integer(env, 'OVERLOAD_MAX_IN_FLIGHT', DEFAULT_OVERLOAD_MAX_IN_FLIGHT, 1, 1_000_000),
+    maxConnections: integer(env, 'MAX_CONNECTIONS', DEFAULT_MAX_CONNECTIONS, 1, 1_000_000),
+    healthPort: env.HEALTH_PORT?.trim() ? integer(env, 'HEALTH_PORT', 0, 0, 65535) : undefined,
   };
 }

@@ -14,6 +14,7 @@ import type { Config } from './config.js';
 import { openDatabase } from './db/index.js';
 import { IDEMPOTENCY_RETENTION_MS } from './http/idempotency/index.js';
 import { idempotencyRepository } from './http/idempotency/repository.js';
+import { startHealthListener, type HealthListener } from './http/health-listener.js';
 import { createRegistry } from './http/observability.js';
 import { WebhookDispatcher } from './modules/webhooks/dispatcher.js';
 import { createCounterStore } from './ratelimit/index.js';
@@ -68,6 +69,13 @@ export function createLogger(config: Config): pino.Logger {
 export const CLOSE_GRACE_MS = 3_000;
 /** Beyond drain and grace, how long requests still in flight may take before the process gives up. */
 const IN_FLIGHT_MS = 10_000;
+/**
+ * Connections the kernel completes before the service accepts them. Node's default (511) overflows when
+ * thousands of clients connect at once: Linux then drops the handshake's last ACK, the client believes it is
+ * connected, and its request (a liveness probe's, say) waits for SYN-ACK retransmits, 1 s and 3 s later
+ * (seen as `ListenOverflows` in `nstat`). The kernel caps it at `net.core.somaxconn` (4096 on current Linux).
+ */
+const LISTEN_BACKLOG = 4096;
 
 export async function serve(config: Config): Promise<void> {
   const logger = createLogger(config);
@@ -125,6 +133,7 @@ export async function serve(config: Config): Promise<void> {
     done(null, payload);
   });
 
+  let health: HealthListener | undefined;
   const drainMs = config.drainSeconds * 1000;
   closeWithGrace({ delay: drainMs + CLOSE_GRACE_MS + IN_FLIGHT_MS }, async ({ signal, err }) => {
     if (err) logger.error({ err }, 'shutting down after an error');
@@ -146,16 +155,19 @@ export async function serve(config: Config): Promise<void> {
     logger.info('connections closed');
     await app.close();
     await metricsServer?.close();
+    // Alive until the end: a liveness probe failing during the drain would get the process killed early.
+    await health?.close();
     await dispatcher.stop();
     await counterStore.close();
     await database.close();
     logger.flush();
   });
 
-  await app.listen({ port: config.port, host: config.host });
+  await app.listen({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG });
   if (config.metricsPort !== undefined) {
     metricsServer = await listenMetrics(registry, config.host, config.metricsPort);
   }
+  if (config.healthPort !== undefined) health = await startHealthListener(config.host, config.healthPort);
   dispatcher.start();
   const origin = boundOrigin(app.server);
   const base = `${origin}/v1`;
@@ -173,6 +185,7 @@ export async function serve(config: Config): Promise<void> {
   // One write, so that whoever waits for the announcement has the hint with it.
   let announcement = `Pet Adoption Service listening on ${base} (storage: ${database.kind}, rate limits: ${counterStore.kind})\n`;
   if (metricsServer) announcement += `Metrics on ${metricsUrl} (not on the API port)\n`;
+  if (health) announcement += `Liveness on ${health.origin}/healthz\n`;
   if (fresh) {
     const hostPort = reachableOrigin(origin).replace(/^https?:\/\//, '');
     announcement += `${FIRST_KEY_HINT.replace('HOST:PORT', hostPort)}\n`;

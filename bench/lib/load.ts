@@ -57,7 +57,7 @@ export interface RunResult {
 const CLOCK_TICKS_PER_S = 100; // USER_HZ: /proc/<pid>/stat counts CPU time in 1/100 s on Linux
 
 /** utime + stime of a process (all its threads) in seconds, from /proc/<pid>/stat. */
-function cpuSeconds(pid: number): number | undefined {
+export function cpuSeconds(pid: number): number | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');

@@ -80,6 +80,11 @@ export const errorCatalogue = {
     status: 503,
     message: 'The service is temporarily unavailable. Retry after the time in Retry-After.',
   },
+  overloaded: {
+    status: 503,
+    message:
+      'This instance has more requests than it can answer promptly; nothing was done. Retry after the time in Retry-After.',
+  },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof errorCatalogue;

@@ -6,7 +6,10 @@ import type { CounterStore } from '../ratelimit/store.js';
 
 const Health = Type.Object({ status: Type.String() });
 const Readiness = Type.Object({
-  status: Type.String({ description: '`ready`, `unavailable`, or `draining` while shutting down.' }),
+  status: Type.String({
+    description:
+      '`ready`, `unavailable`, `draining` while shutting down, or `overloaded` while requests are refused with `503 overloaded`.',
+  }),
   storage: Type.String({ description: '`ok` or `unavailable`.' }),
   rateLimitStore: Type.String({
     description: '`memory`, `redis`, or `memory-fallback` while Redis is unreachable.',
@@ -21,12 +24,14 @@ export interface HealthRoutesOptions {
   draining?: () => boolean;
   /** Whether /metrics is served here; false when it has a port of its own (METRICS_PORT). */
   metrics?: boolean;
+  /** True while the instance refuses requests for overload: not ready, so balancers send them elsewhere. */
+  shedding?: () => boolean;
 }
 
 /** Operational endpoints, outside /v1 and outside authentication. */
 export const healthRoutes: FastifyPluginAsyncTypebox<HealthRoutesOptions> = async (
   app,
-  { database, counterStore, registry, draining, metrics = true },
+  { database, counterStore, registry, draining, shedding, metrics = true },
 ) => {
   const hidden = { hide: true, tags: ['operations'] };
   const config = { access: 'operations' } as const;
@@ -47,9 +52,12 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthRoutesOptions> = asyn
         counterStore.kind === 'memory' ? 'memory' : counterStore.healthy() ? 'redis' : 'memory-fallback';
       // A Redis outage degrades but does not stop the service (counters fall back to memory), so it stays ready.
       // Shutting down: balancers stop sending new work, while requests that still come are served.
-      const ready = storageOk && !draining?.();
+      const isDraining = draining?.() ?? false;
+      const isShedding = shedding?.() ?? false;
+      const ready = storageOk && !isDraining && !isShedding;
+      const status = ready ? 'ready' : !storageOk ? 'unavailable' : isDraining ? 'draining' : 'overloaded';
       return reply.code(ready ? 200 : 503).send({
-        status: ready ? 'ready' : storageOk ? 'draining' : 'unavailable',
+        status,
         storage: storageOk ? 'ok' : 'unavailable',
         rateLimitStore,
       });

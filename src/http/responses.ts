@@ -75,7 +75,9 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   422: 'Idempotency-Key reused with a different body.',
   500: 'A fault of ours (`internal_error`); nothing internal is revealed.',
   429: 'Rate limit exceeded (`rate_limited`) or temporarily banned (`temporarily_banned`). Carries `Retry-After`.',
-  503: 'A backing store is unavailable. Carries `Retry-After`.',
+  503:
+    'A backing store is unavailable (`service_unavailable`), or the instance is overloaded and did nothing ' +
+    '(`overloaded`). Carries `Retry-After`.',
 };
 
 export function errorDescription(status: number): string {

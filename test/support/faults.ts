@@ -5,7 +5,7 @@
  * call that is not faulted reaches the real database.
  */
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../src/app.js';
+import { buildApp, type AppConfig } from '../../src/app.js';
 import type { Database, RepositoryFactory } from '../../src/db/database.js';
 import { mintKey } from '../../src/modules/accounts/mint.js';
 import { accountRepository } from '../../src/modules/accounts/repository.js';
@@ -14,11 +14,14 @@ import type { PostgresPetRepository } from '../../src/modules/pets/repository.po
 import type { SqlitePetRepository } from '../../src/modules/pets/repository.sqlite.js';
 import { defaultTestConfig, TestClock, type Backend } from '../helpers.js';
 
-/** What to break: a repository (by its factory) or the database itself, and the method name. */
+/**
+ * What to break: a repository (by its factory) or the database itself, the method name, and what runs
+ * instead (it gets the call's arguments, so a fault may also hold a call and then make it for real).
+ */
 export type Fault = [
   target: RepositoryFactory<unknown> | 'database',
   method: string,
-  fail: () => Promise<never>,
+  fail: (...args: never[]) => Promise<unknown>,
 ];
 
 export interface FaultyApp {
@@ -27,6 +30,8 @@ export interface FaultyApp {
   database: Database;
   /** A valid key of a business account. */
   key: string;
+  /** The app's clock. */
+  clock: TestClock;
   /** Replaces the current faults (none: everything works again). */
   setFaults(faults: Fault[]): void;
   close(): Promise<void>;
@@ -37,7 +42,11 @@ function bound(target: object, property: string | symbol): unknown {
   return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
 }
 
-export async function faultyApp(backend: Backend, faults: Fault[] = []): Promise<FaultyApp> {
+export async function faultyApp(
+  backend: Backend,
+  faults: Fault[] = [],
+  config: Partial<AppConfig> = {},
+): Promise<FaultyApp> {
   const database = await backend.createDatabase();
   await database.migrate();
   const counterStore = await backend.createCounterStore();
@@ -68,12 +77,18 @@ export async function faultyApp(backend: Backend, faults: Fault[] = []): Promise
       return faultFor('database', property) ?? bound(target, property);
     },
   });
-  const app = await buildApp({ config: defaultTestConfig, database: wrapped, counterStore, clock: clock.fn });
+  const app = await buildApp({
+    config: { ...defaultTestConfig, ...config },
+    database: wrapped,
+    counterStore,
+    clock: clock.fn,
+  });
   await app.ready();
   return {
     app,
     database,
     key,
+    clock,
     setFaults(faults) {
       current = faults;
     },

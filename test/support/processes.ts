@@ -43,6 +43,9 @@ export function baseEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
     'REQUEST_TIMEOUT_MS',
     'PUBLIC_URL',
     'CORS_ORIGINS',
+    'OVERLOAD_MAX_IN_FLIGHT',
+    'MAX_CONNECTIONS',
+    'HEALTH_PORT',
   ]) {
     if (!(name in extra)) delete env[name];
   }

@@ -1,0 +1,270 @@
+/**
+ * The overload sweep (bench/scenarios/overload*.ts): wrk against one server, first 16 connections (the
+ * baseline rate), then floods of 2,000 and 5,000 keep-alive connections, each followed by a 16-connection run
+ * 2 s after it ends (recovery), while a liveness probe in a process of its own (probe.ts) opens a new
+ * connection to GET /healthz every 250 ms with a 1 s timeout. wrk rather than autocannon: one C process
+ * drives 5,000 connections on the 2 cores this machine has without becoming the bottleneck.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { cpuSeconds } from '../lib/load.js';
+import type { MemoryWatch } from '../lib/memory.js';
+import { Skip } from '../lib/scenario.js';
+import { BENCH_DIR, scriptArgv } from '../lib/service.js';
+
+export const FLOODS = [2000, 5000] as const;
+/** Enough descriptors for the largest flood on both ends, plus the server's own files. */
+const NOFILE_NEEDED = 5000 + 1000;
+
+export interface WrkResult {
+  connections: number;
+  durationS: number;
+  /** Every answer, and by kind: 2xx other than 201, 201 (created), 503, anything else. */
+  requests: number;
+  ok: number;
+  created: number;
+  refused: number;
+  other: number;
+  /** Socket errors as wrk counts them; `timeout`: requests with no answer within wrk's --timeout (10 s). */
+  connect: number;
+  read: number;
+  write: number;
+  timeout: number;
+  /** Over every answer (ms). */
+  p50: number;
+  p99: number;
+  max: number;
+  /** 2xx answers per second. */
+  rps2xx: number;
+  /** Server CPU µs per answer (any status). */
+  cpuUs?: number;
+}
+
+/** wrk must be installed; the process limits must allow the largest flood. Otherwise the scenario is skipped. */
+export function checkPrerequisites(): void {
+  const found = spawnSync('wrk', ['--version'], { encoding: 'utf8' });
+  if (found.error) {
+    throw new Skip(
+      'wrk is not installed: `sudo apt-get install -y wrk` (Debian/Ubuntu), `brew install wrk` (macOS)',
+    );
+  }
+  const hard = Number(spawnSync('sh', ['-c', 'ulimit -Hn'], { encoding: 'utf8' }).stdout.trim());
+  const soft = Number(spawnSync('sh', ['-c', 'ulimit -n'], { encoding: 'utf8' }).stdout.trim());
+  // The servers are this process's children and inherit its soft limit; wrk raises its own to the hard one.
+  if (Number.isFinite(soft) && soft < NOFILE_NEEDED) {
+    throw new Skip(
+      `open-file limit ${soft} < ${NOFILE_NEEDED}: run \`ulimit -n ${Math.min(hard, 20000)}\` (hard limit ${hard}) before npm run bench`,
+    );
+  }
+}
+
+export interface WrkOptions {
+  origin: string;
+  pid: number;
+  auth?: string;
+  /** Ids of created pets are written to <idsFile>.<thread>. */
+  idsFile?: string;
+  /** Where the liveness probe goes (the service's HEALTH_PORT listener); `origin` unless given. */
+  probeOrigin?: string;
+}
+
+export async function wrk(options: WrkOptions, connections: number, durationS: number): Promise<WrkResult> {
+  const args = [
+    ...['-t', '2', '-c', String(connections), '-d', `${durationS}s`, '--timeout', '10s'],
+    ...['-s', join(BENCH_DIR, 'overload', 'mix.lua'), options.origin],
+  ];
+  const env = {
+    ...process.env,
+    WRK_AUTH: options.auth ?? '',
+    ...(options.idsFile ? { WRK_IDS: options.idsFile } : {}),
+  };
+  const cpuBefore = cpuSeconds(options.pid);
+  const out = await new Promise<string>((resolve, reject) => {
+    // Raise wrk's descriptor limit to the hard limit: 5,000 connections need more than the usual 1,024.
+    const child = spawn(
+      'sh',
+      ['-c', 'ulimit -n "$(ulimit -Hn)" 2>/dev/null; exec wrk "$@"', 'wrk', ...args],
+      {
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('error', reject);
+    child.on('exit', (code) =>
+      code === 0 ? resolve(stdout) : reject(new Error(`wrk exited ${code}: ${stderr.trim()}`)),
+    );
+  });
+  const cpuAfter = cpuSeconds(options.pid);
+  const line = out.split('\n').find((l) => l.startsWith('WRKJSON '));
+  if (!line) throw new Error(`wrk printed no summary:\n${out}`);
+  const raw = JSON.parse(line.slice('WRKJSON '.length)) as Record<string, number>;
+  const seconds = raw.durationUs! / 1e6;
+  const cpu = cpuBefore !== undefined && cpuAfter !== undefined ? cpuAfter - cpuBefore : undefined;
+  return {
+    connections,
+    durationS: seconds,
+    requests: raw.requests!,
+    ok: raw.ok!,
+    created: raw.created!,
+    refused: raw.refused!,
+    other: raw.other!,
+    connect: raw.connect!,
+    read: raw.read!,
+    write: raw.write!,
+    timeout: raw.timeout!,
+    p50: raw.p50! / 1000,
+    p99: raw.p99! / 1000,
+    max: raw.max! / 1000,
+    rps2xx: (raw.ok! + raw.created!) / seconds,
+    cpuUs: cpu === undefined || raw.requests === 0 ? undefined : (cpu * 1e6) / raw.requests!,
+  };
+}
+
+export interface ProbeSummary {
+  count: number;
+  /** Probes not answered 200 within the timeout. */
+  failed: number;
+  p50: number;
+  max: number;
+}
+
+/** Starts the liveness probe process; `stop()` ends it and summarises its probes. */
+async function startProbe(origin: string): Promise<{ stop(): Promise<ProbeSummary> }> {
+  const child = spawn(process.execPath, scriptArgv('overload/probe.ts', origin, '250', '1000'), {
+    env: { ...process.env, NODE_OPTIONS: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+  await new Promise<void>((resolve, reject) => {
+    child.stderr.on('data', (c: Buffer) => c.toString().includes('probe running') && resolve());
+    child.on('exit', (code) => reject(new Error(`probe exited ${code} before starting`)));
+  });
+  return {
+    async stop() {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+      const { probes } = JSON.parse(stdout.trim()) as { probes: { ms: number; status: number }[] };
+      const ms = probes.map((p) => p.ms).sort((a, b) => a - b);
+      return {
+        count: probes.length,
+        failed: probes.filter((p) => p.status !== 200 || p.ms > 1000).length,
+        p50: ms[ms.length >> 1] ?? NaN,
+        max: ms.at(-1) ?? NaN,
+      };
+    },
+  };
+}
+
+export interface FloodFigures {
+  connections: number;
+  flood: WrkResult;
+  /** 2xx rate under the flood ÷ the 16-connection rate. */
+  share: number;
+  probes: ProbeSummary;
+  /** Highest RSS sampled during the flood. */
+  rssPeakMb: number;
+  recovery: WrkResult;
+  /** 16-connection 2xx rate 2 s after the flood ÷ the baseline rate. */
+  recovered: number;
+}
+
+export interface SweepFigures {
+  base: WrkResult;
+  floods: FloodFigures[];
+}
+
+export interface SweepTiming {
+  warmupS: number;
+  baseS: number;
+  floodS: number;
+  recoveryS: number;
+}
+
+export function timing(quick: boolean): SweepTiming {
+  return quick
+    ? { warmupS: 2, baseS: 3, floodS: 5, recoveryS: 3 }
+    : { warmupS: 3, baseS: 10, floodS: 20, recoveryS: 5 };
+}
+
+export async function sweep(
+  target: WrkOptions & { memory: MemoryWatch },
+  t: SweepTiming,
+  log: (line: string) => void,
+  label: string,
+): Promise<SweepFigures> {
+  await wrk(target, 16, t.warmupS);
+  const base = await wrk(target, 16, t.baseS);
+  log(`${label}: 16 connections ${base.rps2xx.toFixed(0)} 2xx/s, p99 ${base.p99.toFixed(1)} ms`);
+  const floods: FloodFigures[] = [];
+  for (const connections of FLOODS) {
+    const probe = await startProbe(target.probeOrigin ?? target.origin);
+    const from = Date.now();
+    const flood = await wrk(target, connections, t.floodS);
+    const to = Date.now();
+    const probes = await probe.stop();
+    const rssPeakMb =
+      Math.max(0, ...target.memory.samples.filter((s) => s.t >= from && s.t <= to).map((s) => s.rssKb)) /
+      1024;
+    await delay(2000);
+    const recovery = await wrk(target, 16, t.recoveryS);
+    const figures: FloodFigures = {
+      connections,
+      flood,
+      share: flood.rps2xx / base.rps2xx,
+      probes,
+      rssPeakMb,
+      recovery,
+      recovered: recovery.rps2xx / base.rps2xx,
+    };
+    floods.push(figures);
+    log(
+      `${label}: ${connections} connections: share ${figures.share.toFixed(2)} (${flood.rps2xx.toFixed(0)} 2xx/s, ` +
+        `${flood.refused} refused of ${flood.requests}), p50/p99/max ${flood.p50.toFixed(0)}/${flood.p99.toFixed(0)}/` +
+        `${flood.max.toFixed(0)} ms, timeouts ${flood.timeout}, socket errors ${flood.connect}/${flood.read}/${flood.write}, ` +
+        `cpu ${flood.cpuUs?.toFixed(0)} µs/answer; probes ${probes.failed} of ${probes.count} failed ` +
+        `(p50 ${probes.p50.toFixed(0)}, max ${probes.max.toFixed(0)} ms); RSS peak ${rssPeakMb.toFixed(0)} MB; ` +
+        `recovered ${figures.recovered.toFixed(2)}`,
+    );
+  }
+  return { base, floods };
+}
+
+/** The service's liveness listener (HEALTH_PORT=0 lets the kernel pick the port; it is announced on stderr). */
+export function livenessOrigin(stderr: string): string {
+  const match = /Liveness on (http:\/\/\S+)\/healthz/.exec(stderr);
+  if (!match) throw new Error(`the service announced no liveness listener: ${stderr}`);
+  return match[1]!;
+}
+
+/** The ids wrk saw acknowledged with 201 (its per-thread files), the files removed. */
+export function acknowledgedIds(idsFile: string): number[] {
+  const ids: number[] = [];
+  for (let thread = 1; thread <= 2; thread++) {
+    const file = `${idsFile}.${thread}`;
+    if (!existsSync(file)) continue;
+    for (const line of readFileSync(file, 'utf8').split('\n')) if (line) ids.push(Number(line));
+    rmSync(file);
+  }
+  return ids;
+}
+
+/** Every pet id the service lists, following `Link: rel="next"`. */
+export async function listedIds(origin: string, auth: string): Promise<Set<number>> {
+  const ids = new Set<number>();
+  let next: string | undefined = '/v1/pets?limit=100';
+  while (next) {
+    const res: Response = await fetch(`${origin}${next}`, { headers: { authorization: auth } });
+    if (res.status !== 200) throw new Error(`GET ${next} answered ${res.status}`);
+    for (const pet of (await res.json()) as { id: number }[]) ids.add(pet.id);
+    next = /<([^>]+)>;\s*rel="next"/.exec(res.headers.get('link') ?? '')?.[1];
+  }
+  return ids;
+}

@@ -1,0 +1,244 @@
+/**
+ * Overload protection (DESIGN 4.7), triggered deterministically: a small OVERLOAD_MAX_IN_FLIGHT and pet
+ * creations held inside the real repository (a fault that waits, then makes the real call) fill the
+ * in-flight budget; everything beyond it is refused with `503 overloaded` before any key lookup, while
+ * /healthz answers and /readyz reports the shedding. Releasing the held creations ends the load: every
+ * acknowledged pet is there and requests are served again. On every backend. How fast any of this happens
+ * is the benchmark's business (`npm run bench -- overload`), not this suite's.
+ */
+import assert from 'node:assert/strict';
+import { request as httpRequest } from 'node:http';
+import { connect, type AddressInfo } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import type { LightMyRequestResponse } from 'fastify';
+import { startHealthListener } from '../src/http/health-listener.js';
+import { SHEDDING_WINDOW_MS } from '../src/http/overload.js';
+import { accountRepository } from '../src/modules/accounts/repository.js';
+import { petRepository, type PetRepository } from '../src/modules/pets/repository.js';
+import { backends, bearer } from './helpers.js';
+import { assertErrorShape } from './support/assertions.js';
+import { faultyApp, type FaultyApp } from './support/faults.js';
+
+const LIMIT = 3;
+const FLOOD = 24;
+
+function assertOverloaded(res: LightMyRequestResponse, label: string): void {
+  assertErrorShape(res, 503, 'overloaded', label);
+  assert.match(String(res.headers['retry-after']), /^[1-9]\d*$/, `${label}: Retry-After`);
+}
+
+/**
+ * Pet creations that wait inside the repository until released, then are made for real; key lookups are
+ * made for real and counted, so a test can show that a refusal cost none.
+ */
+function holdCreations(faulty: FaultyApp): {
+  arrived(count: number): Promise<void>;
+  release(): void;
+  lookups(): number;
+} {
+  const real = faulty.database.repository(petRepository);
+  const accounts = faulty.database.repository(accountRepository);
+  let lookups = 0;
+  let waiting = 0;
+  const watchers: { count: number; resolve: () => void }[] = [];
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  faulty.setFaults([
+    [
+      petRepository,
+      'create',
+      async (...args: Parameters<PetRepository['create']>) => {
+        waiting++;
+        for (const w of watchers.filter((w) => waiting >= w.count)) w.resolve();
+        await gate;
+        return real.create(...args);
+      },
+    ],
+    [
+      accountRepository,
+      'findKeyByHash',
+      (hash: string) => {
+        lookups++;
+        return accounts.findKeyByHash(hash);
+      },
+    ],
+  ]);
+  return {
+    lookups: () => lookups,
+    arrived: (count) =>
+      waiting >= count ? Promise.resolve() : new Promise((resolve) => watchers.push({ count, resolve })),
+    release,
+  };
+}
+
+for (const backend of await backends()) {
+  describe(`overload protection [${backend.name}]`, () => {
+    let faulty: FaultyApp;
+    before(async () => {
+      faulty = await faultyApp(backend, [], {
+        overloadMaxInFlight: LIMIT,
+        unauthenticatedPerMinute: 100_000,
+      });
+    });
+    after(() => faulty.close());
+
+    const auth = (): { authorization: string } => bearer(faulty.key);
+    const create = (name: string): Promise<LightMyRequestResponse> =>
+      faulty.app.inject({
+        method: 'POST',
+        url: '/v1/pets',
+        headers: auth(),
+        payload: { name, categoryId: 1, status: 'available' },
+      });
+
+    test('a flood beyond the in-flight budget is refused with 503 overloaded; nothing acknowledged is lost', async () => {
+      const held = holdCreations(faulty);
+      const admitted = Array.from({ length: LIMIT }, (_, i) => create(`held-${i}`));
+      await held.arrived(LIMIT);
+
+      // The budget is full: every further request is refused, before its key is even looked up.
+      const lookupsBefore = held.lookups();
+      const flood = await Promise.all(
+        Array.from({ length: FLOOD }, (_, i) =>
+          i % 10 === 0
+            ? create(`flood-${i}`)
+            : faulty.app.inject({ url: '/v1/pets?limit=20', headers: auth() }),
+        ),
+      );
+      for (const [i, res] of flood.entries()) assertOverloaded(res, `flood request ${i}`);
+      assert.equal(held.lookups(), lookupsBefore, 'no key was looked up for a refused request');
+
+      // Liveness and operations are never refused; readiness says the instance is shedding.
+      const health = await faulty.app.inject({ url: '/healthz' });
+      assert.equal(health.statusCode, 200, health.body);
+      assert.deepEqual(health.json(), { status: 'ok' });
+      const ready = await faulty.app.inject({ url: '/readyz' });
+      assert.equal(ready.statusCode, 503, ready.body);
+      assert.equal(ready.json().status, 'overloaded');
+      const metrics = await faulty.app.inject({ url: '/metrics' });
+      assert.match(metrics.body, new RegExp(`^http_requests_shed_total ${FLOOD}$`, 'm'));
+      assert.match(metrics.body, new RegExp(`^http_requests_in_flight ${LIMIT}$`, 'm'));
+
+      // The load ends: every admitted creation is acknowledged, and every acknowledged pet is there.
+      held.release();
+      const answers = await Promise.all(admitted);
+      const ids: number[] = [];
+      for (const [i, res] of answers.entries()) {
+        assert.equal(res.statusCode, 201, `held creation ${i}: ${res.body}`);
+        ids.push(res.json().id);
+      }
+      faulty.setFaults([]);
+      for (const id of ids) {
+        const res = await faulty.app.inject({ url: `/v1/pets/${id}`, headers: auth() });
+        assert.equal(res.statusCode, 200, `pet ${id} acknowledged with 201: ${res.body}`);
+      }
+      const names = new Set(
+        (await faulty.database.repository(petRepository).list({ limit: 1000 })).map((p) => p.name),
+      );
+      for (let i = 0; i < LIMIT; i++) assert.ok(names.has(`held-${i}`), `held-${i} stored`);
+      for (let i = 0; i < FLOOD; i += 10)
+        assert.ok(!names.has(`flood-${i}`), `refused flood-${i} not stored`);
+    });
+
+    test('once the load has ended, requests are served again and /readyz is ready', async () => {
+      // More than the budget, one after another: none is refused, since none waits for another.
+      for (let i = 0; i < LIMIT * 3; i++) {
+        const res = await create(`after-${i}`);
+        assert.equal(res.statusCode, 201, `after-${i}: ${res.body}`);
+      }
+      const list = await faulty.app.inject({ url: '/v1/pets?limit=20', headers: auth() });
+      assert.equal(list.statusCode, 200, list.body);
+      faulty.clock.advance(SHEDDING_WINDOW_MS);
+      const ready = await faulty.app.inject({ url: '/readyz' });
+      assert.equal(ready.statusCode, 200, ready.body);
+      assert.equal(ready.json().status, 'ready');
+      const metrics = await faulty.app.inject({ url: '/metrics' });
+      assert.match(metrics.body, /^http_requests_in_flight 0$/m);
+    });
+
+    test('over real sockets: a refusal in the Error shape, and /healthz on a new connection answers 200', async () => {
+      const held = holdCreations(faulty);
+      await faulty.app.listen({ port: 0, host: '127.0.0.1' });
+      const { port } = faulty.app.server.address() as AddressInfo;
+      const admitted = Array.from({ length: LIMIT }, (_, i) => create(`socket-held-${i}`));
+      await held.arrived(LIMIT);
+
+      const refused = await get(port, '/v1/pets', auth());
+      assert.equal(refused.status, 503);
+      assert.equal(refused.headers['retry-after'], '1');
+      assert.equal(JSON.parse(refused.body).code, 'overloaded');
+      const health = await get(port, '/healthz', {});
+      assert.equal(health.status, 200, health.body);
+
+      held.release();
+      for (const res of await Promise.all(admitted)) assert.equal(res.statusCode, 201, res.body);
+      faulty.setFaults([]);
+      assert.equal((await get(port, '/v1/pets', auth())).status, 200);
+    });
+
+    test('connections beyond MAX_CONNECTIONS are closed on accept', async () => {
+      const limited = await faultyApp(backend, [], { maxConnections: 2 });
+      try {
+        await limited.app.listen({ port: 0, host: '127.0.0.1' });
+        const { port } = limited.app.server.address() as AddressInfo;
+        const dropped = new Promise<void>((resolve) => limited.app.server.once('drop', () => resolve()));
+        const open = [connect(port, '127.0.0.1'), connect(port, '127.0.0.1')];
+        await Promise.all(open.map((s) => new Promise((resolve) => s.once('connect', resolve))));
+        // Both are counted once the server has accepted them: a request on each is answered.
+        for (const s of open) {
+          s.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+          await new Promise((resolve) => s.once('data', resolve));
+        }
+        const third = connect(port, '127.0.0.1');
+        third.on('error', () => {});
+        const closed = new Promise<void>((resolve) => third.once('close', () => resolve()));
+        await dropped;
+        await closed;
+        for (const s of open) s.destroy();
+      } finally {
+        await limited.close();
+      }
+    });
+  });
+}
+
+describe('the liveness listener (HEALTH_PORT)', () => {
+  test('answers GET and HEAD /healthz 200, and nothing else of the API', async () => {
+    const health = await startHealthListener('127.0.0.1', 0);
+    try {
+      const { port } = health.server.address() as AddressInfo;
+      const ok = await get(port, '/healthz', {});
+      assert.equal(ok.status, 200);
+      assert.deepEqual(JSON.parse(ok.body), { status: 'ok' });
+      assert.equal(ok.headers['x-content-type-options'], 'nosniff');
+      const head = await get(port, '/healthz', {}, 'HEAD');
+      assert.equal(head.status, 200);
+      assert.equal(head.body, '');
+      for (const path of ['/v1/pets', '/readyz', '/metrics', '/healthz/x']) {
+        const res = await get(port, path, {});
+        assert.equal(res.status, 404, path);
+        assert.equal(JSON.parse(res.body).code, 'not_found', path);
+      }
+    } finally {
+      await health.close();
+    }
+  });
+});
+
+function get(
+  port: number,
+  path: string,
+  headers: Record<string, string>,
+  method = 'GET',
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, path, method, headers, agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
