@@ -54,12 +54,19 @@ const SQL = {
 
 type Place = { accountId: number; petId: number; maxOpen: number; now: number };
 
+/** Test seams for fault injection; empty in production. */
+export interface PostgresOrderHooks {
+  /** Runs inside a placement's or an action's transaction, right after its rows and events are written. */
+  afterWrite?: (client: PoolClient) => void | Promise<void>;
+}
+
 function isOpenOrderConflict(error: unknown): boolean {
   const { code, constraint } = (error ?? {}) as { code?: unknown; constraint?: unknown };
   return code === '23505' && constraint === 'orders_one_open_per_pet';
 }
 
 export class PostgresOrderRepository implements OrderRepository {
+  readonly hooks: PostgresOrderHooks = {};
   private readonly idempotency: PostgresIdempotency;
   private readonly events: PostgresEventRepository;
 
@@ -102,6 +109,7 @@ export class PostgresOrderRepository implements OrderRepository {
     const placed = order.rows[0]!;
     for (const event of orderEvents(undefined, placed, pet, input.now))
       await this.events.append(client, event);
+    await this.hooks.afterWrite?.(client);
     return { kind: 'placed', order: placed };
   }
 
@@ -160,6 +168,7 @@ export class PostgresOrderRepository implements OrderRepository {
     const after = (await client.query<OrderRecord>({ name: 'orders_get', text: SQL.get, values: [order.id] }))
       .rows[0]!;
     for (const event of orderEvents(order, after, pet, input.now)) await this.events.append(client, event);
+    await this.hooks.afterWrite?.(client);
     return { kind: 'done', order: after };
   }
 
