@@ -115,7 +115,9 @@ export function failAfterWrite(
   target: 'pets' | 'orders',
   error: () => Error | undefined,
 ): () => void {
-  const { hooks } = database.repository(target === 'pets' ? petRepository : orderRepository) as
+  const repository: unknown =
+    target === 'pets' ? database.repository(petRepository) : database.repository(orderRepository);
+  const { hooks } = repository as
     SqlitePetRepository | PostgresPetRepository | SqliteOrderRepository | PostgresOrderRepository;
   hooks.afterWrite = () => {
     const failure = error();
