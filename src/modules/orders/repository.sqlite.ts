@@ -100,11 +100,12 @@ export class SqliteOrderRepository implements OrderRepository {
         `UPDATE pets SET status = 'pending', version = version + 1 WHERE id = ? AND status = 'available'
          RETURNING ${MOVED_PET}, 'available' AS previousStatus`,
       ),
-      insert: db
-        .prepare<[number, number, number, number], number>(
-          "INSERT INTO orders (account_id, pet_id, status, created_at, updated_at) VALUES (?, ?, 'placed', ?, ?) RETURNING id",
-        )
-        .pluck(true),
+      // The new order as `get` reads it, in the same statement (the account's name by a subquery).
+      insert: db.prepare<[number, number, number, number], OrderRecord>(
+        `INSERT INTO orders (account_id, pet_id, status, created_at, updated_at) VALUES (?, ?, 'placed', ?, ?)
+         RETURNING id, account_id AS accountId, (SELECT name FROM accounts WHERE id = account_id) AS accountName,
+           pet_id AS petId, status, version, created_at AS createdAt, updated_at AS updatedAt`,
+      ),
       move: db.prepare<[string, number, number, string]>(
         'UPDATE orders SET status = ?, version = version + 1, updated_at = ? WHERE id = ? AND status = ?',
       ),
@@ -118,15 +119,19 @@ export class SqliteOrderRepository implements OrderRepository {
   }
 
   private placeInTransaction(input: Place): PlaceOrderOutcome {
-    const petStatus = this.stmt.petStatus.get(input.petId);
-    if (petStatus === undefined) return { kind: 'unknown_pet' };
+    // The refusals in the order the API gives them (unknown pet, then the account's limit, then the pet's
+    // status), with the pet's existence read only when a refusal needs it: an order that goes through
+    // costs the conditional update alone.
     if (this.stmt.openCount.get(input.accountId, input.maxOpen)! >= input.maxOpen) {
+      if (this.stmt.petStatus.get(input.petId) === undefined) return { kind: 'unknown_pet' };
       return { kind: 'open_order_limit', limit: input.maxOpen };
     }
     const pet = this.stmt.holdPet.get(input.petId);
-    if (!pet) return { kind: 'pet_not_available' };
-    const id = this.stmt.insert.get(input.accountId, input.petId, input.now, input.now)!;
-    const order = this.stmt.get.get(id)!;
+    if (!pet) {
+      if (this.stmt.petStatus.get(input.petId) === undefined) return { kind: 'unknown_pet' };
+      return { kind: 'pet_not_available' };
+    }
+    const order = this.stmt.insert.get(input.accountId, input.petId, input.now, input.now)!;
     for (const event of orderEvents(undefined, order, pet, input.now)) this.events.append(event);
     this.hooks.afterWrite?.(this.db);
     return { kind: 'placed', order };
