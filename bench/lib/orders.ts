@@ -128,3 +128,55 @@ export function placeOrderLoad(s: OrdersService): Load {
     ],
   };
 }
+
+/** Orders placed through the API by the key's account before a listOrders measurement. */
+export const LIST_ORDERS = 2_000;
+
+/** startOrdersService, then LIST_ORDERS orders placed through the API (the listOrders scenarios). */
+export async function startListOrdersService(
+  ctx: Context,
+  backend: 'sqlite' | 'postgres',
+  pets: number,
+): Promise<OrdersService> {
+  const s = await startOrdersService(ctx, backend, pets);
+  try {
+    for (let i = 0; i < LIST_ORDERS; i++) {
+      const res = await fetch(`${s.server.origin}/v1/store/orders`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${s.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ petId: s.nextAvailablePet() }),
+      });
+      if (res.status !== 201) throw new Error(`seeding orders: ${res.status} ${await res.text()}`);
+    }
+    return s;
+  } catch (error) {
+    await s.cleanup();
+    throw error;
+  }
+}
+
+/** The listOrders load, on any backend: the first page of 20, as a manager (every account's orders). */
+export function listOrdersLoad(s: OrdersService): Load {
+  return {
+    pid: s.server.child.pid!,
+    url: `${s.server.origin}/v1/store/orders?limit=20`,
+    headers: { authorization: `Bearer ${s.key}` },
+  };
+}
+
+/**
+ * The updatePet load, on any backend: merge patches of the name, alternating between two values so every
+ * request is a real change and bumps the version, over 1,000 fixed ids spread across `pets`.
+ */
+export function updatePetLoad(pid: number, origin: string, auth: Record<string, string>, pets: number): Load {
+  return {
+    pid,
+    url: origin,
+    headers: { ...auth, 'content-type': 'application/merge-patch+json' },
+    requests: Array.from({ length: 1000 }, (_, i) => ({
+      method: 'PATCH' as const,
+      path: `/v1/pets/${1 + ((i * 7919 + 13) % pets)}`,
+      body: JSON.stringify({ name: i % 2 === 0 ? 'Bench Even' : 'Bench Odd' }),
+    })),
+  };
+}

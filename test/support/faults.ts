@@ -9,6 +9,9 @@ import { buildApp, type AppConfig } from '../../src/app.js';
 import type { Database, RepositoryFactory } from '../../src/db/database.js';
 import { mintKey } from '../../src/modules/accounts/mint.js';
 import { accountRepository } from '../../src/modules/accounts/repository.js';
+import { orderRepository } from '../../src/modules/orders/repository.js';
+import type { PostgresOrderRepository } from '../../src/modules/orders/repository.postgres.js';
+import type { SqliteOrderRepository } from '../../src/modules/orders/repository.sqlite.js';
 import { petRepository } from '../../src/modules/pets/repository.js';
 import type { PostgresPetRepository } from '../../src/modules/pets/repository.postgres.js';
 import type { SqlitePetRepository } from '../../src/modules/pets/repository.sqlite.js';
@@ -114,5 +117,28 @@ export function failAfterPetInsert(database: Database, error: () => Error | unde
   };
   return () => {
     delete hooks.afterInsert;
+  };
+}
+
+/**
+ * Makes the next pet changes and removals (`pets`) or order placements and actions (`orders`) of `database`
+ * fail inside their write transaction, after their rows and events have really been written, until the
+ * returned function is called; a write for which `error` returns undefined goes through.
+ */
+export function failAfterWrite(
+  database: Database,
+  target: 'pets' | 'orders',
+  error: () => Error | undefined,
+): () => void {
+  const repository: unknown =
+    target === 'pets' ? database.repository(petRepository) : database.repository(orderRepository);
+  const { hooks } = repository as
+    SqlitePetRepository | PostgresPetRepository | SqliteOrderRepository | PostgresOrderRepository;
+  hooks.afterWrite = () => {
+    const failure = error();
+    if (failure) throw failure;
+  };
+  return () => {
+    delete hooks.afterWrite;
   };
 }

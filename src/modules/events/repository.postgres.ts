@@ -18,6 +18,14 @@ import {
 const APPEND = `WITH lock AS (SELECT pg_advisory_xact_lock(hashtextextended($6, 0)))
   INSERT INTO events (id, type, account_id, payload, created_at) SELECT $1, $2, $3, $4, $5 FROM lock`;
 
+/** APPEND for several events in one statement (one round trip), in the order given. */
+const APPEND_ALL = `WITH lock AS (SELECT pg_advisory_xact_lock(hashtextextended($6, 0)))
+  INSERT INTO events (id, type, account_id, payload, created_at)
+  SELECT e.id, e.type, e.account_id, e.payload, e.created_at
+  FROM lock, unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::bigint[]) WITH ORDINALITY
+    AS e(id, type, account_id, payload, created_at, n)
+  ORDER BY e.n`;
+
 export class PostgresEventRepository implements EventRepository {
   private readonly lockKey: string;
 
@@ -31,6 +39,24 @@ export class PostgresEventRepository implements EventRepository {
       name: 'events_append',
       text: APPEND,
       values: [event.id, event.type, event.accountId, event.payload, event.createdAt, this.lockKey],
+    });
+  }
+
+  /** Appends `events` in order, in one statement; see append. */
+  async appendAll(client: PoolClient, events: NewEvent[]): Promise<void> {
+    if (events.length === 1) return this.append(client, events[0]!);
+    if (events.length === 0) return;
+    await client.query({
+      name: 'events_append_all',
+      text: APPEND_ALL,
+      values: [
+        events.map((e) => e.id),
+        events.map((e) => e.type),
+        events.map((e) => e.accountId),
+        events.map((e) => e.payload),
+        events.map((e) => e.createdAt),
+        this.lockKey,
+      ],
     });
   }
 

@@ -41,10 +41,15 @@ const SQL = {
   // `status = 'available'` after it commits (READ COMMITTED) and update nothing.
   holdPet: `UPDATE pets SET status = 'pending', version = version + 1 WHERE id = $1 AND status = 'available'
     RETURNING ${MOVED_PET}, 'available' AS "previousStatus"`,
-  insert: `INSERT INTO orders (account_id, pet_id, status, created_at, updated_at)
-    VALUES ($1, $2, 'placed', $3, $3) RETURNING id`,
+  // The new order as `get` reads it, in the same statement.
+  insert: `WITH o AS (INSERT INTO orders (account_id, pet_id, status, created_at, updated_at)
+      VALUES ($1, $2, 'placed', $3, $3) RETURNING *)
+    SELECT ${ORDER_COLUMNS} FROM o JOIN accounts a ON a.id = o.account_id`,
   lockOrder: `SELECT ${ORDER_COLUMNS} ${FROM} WHERE o.id = $1 FOR UPDATE OF o`,
-  move: `UPDATE orders SET status = $2, version = version + 1, updated_at = $3 WHERE id = $1 AND status = $4`,
+  // The moved order as `get` reads it, in the same statement.
+  move: `WITH o AS (UPDATE orders SET status = $2, version = version + 1, updated_at = $3
+      WHERE id = $1 AND status = $4 RETURNING *)
+    SELECT ${ORDER_COLUMNS} FROM o JOIN accounts a ON a.id = o.account_id`,
   // The self-join reads the row as it was before this update: the status the event names as previous.
   movePet: `UPDATE pets p SET status = $2, version = p.version + 1 FROM pets old
     WHERE p.id = $1 AND old.id = p.id
@@ -54,12 +59,19 @@ const SQL = {
 
 type Place = { accountId: number; petId: number; maxOpen: number; now: number };
 
+/** Test seams for fault injection; empty in production. */
+export interface PostgresOrderHooks {
+  /** Runs inside a placement's or an action's transaction, right after its rows and events are written. */
+  afterWrite?: (client: PoolClient) => void | Promise<void>;
+}
+
 function isOpenOrderConflict(error: unknown): boolean {
   const { code, constraint } = (error ?? {}) as { code?: unknown; constraint?: unknown };
   return code === '23505' && constraint === 'orders_one_open_per_pet';
 }
 
 export class PostgresOrderRepository implements OrderRepository {
+  readonly hooks: PostgresOrderHooks = {};
   private readonly idempotency: PostgresIdempotency;
   private readonly events: PostgresEventRepository;
 
@@ -70,38 +82,37 @@ export class PostgresOrderRepository implements OrderRepository {
 
   private async placeIn(client: PoolClient, input: Place): Promise<PlaceOrderOutcome> {
     await client.query({ name: 'orders_lock_account', text: SQL.lockAccount, values: [input.accountId] });
-    const exists = await client.query({
-      name: 'orders_pet_exists',
-      text: SQL.petExists,
-      values: [input.petId],
-    });
-    if (exists.rowCount === 0) return { kind: 'unknown_pet' };
+    // The refusals in the order the API gives them (unknown pet, then the account's limit, then the pet's
+    // status), with the pet's existence read only when a refusal needs it: one round trip fewer for an
+    // order that goes through.
+    const petExists = async (): Promise<boolean> =>
+      ((await client.query({ name: 'orders_pet_exists', text: SQL.petExists, values: [input.petId] }))
+        .rowCount ?? 0) > 0;
     const open = await client.query<{ n: number }>({
       name: 'orders_open_count',
       text: SQL.openCount,
       values: [input.accountId, input.maxOpen],
     });
-    if (open.rows[0]!.n >= input.maxOpen) return { kind: 'open_order_limit', limit: input.maxOpen };
+    if (open.rows[0]!.n >= input.maxOpen) {
+      return (await petExists())
+        ? { kind: 'open_order_limit', limit: input.maxOpen }
+        : { kind: 'unknown_pet' };
+    }
     const held = await client.query<MovedPet>({
       name: 'orders_hold_pet',
       text: SQL.holdPet,
       values: [input.petId],
     });
     const pet = held.rows[0];
-    if (!pet) return { kind: 'pet_not_available' };
-    const inserted = await client.query<{ id: number }>({
-      name: 'orders_insert',
+    if (!pet) return (await petExists()) ? { kind: 'pet_not_available' } : { kind: 'unknown_pet' };
+    const inserted = await client.query<OrderRecord>({
+      name: 'orders_insert_returning',
       text: SQL.insert,
       values: [input.accountId, input.petId, input.now],
     });
-    const order = await client.query<OrderRecord>({
-      name: 'orders_get',
-      text: SQL.get,
-      values: [inserted.rows[0]!.id],
-    });
-    const placed = order.rows[0]!;
-    for (const event of orderEvents(undefined, placed, pet, input.now))
-      await this.events.append(client, event);
+    const placed = inserted.rows[0]!;
+    await this.events.appendAll(client, orderEvents(undefined, placed, pet, input.now));
+    await this.hooks.afterWrite?.(client);
     return { kind: 'placed', order: placed };
   }
 
@@ -143,11 +154,13 @@ export class PostgresOrderRepository implements OrderRepository {
     }
     const move = TRANSITIONS[input.action];
     if (!move.from.includes(order.status)) return { kind: 'invalid_transition', status: order.status };
-    await client.query({
-      name: 'orders_move',
-      text: SQL.move,
-      values: [order.id, move.to, input.now, order.status],
-    });
+    const after = (
+      await client.query<OrderRecord>({
+        name: 'orders_move_returning',
+        text: SQL.move,
+        values: [order.id, move.to, input.now, order.status],
+      })
+    ).rows[0]!;
     let pet: MovedPet | undefined;
     if (move.pet) {
       const moved = await client.query<MovedPet>({
@@ -157,9 +170,8 @@ export class PostgresOrderRepository implements OrderRepository {
       });
       pet = moved.rows[0];
     }
-    const after = (await client.query<OrderRecord>({ name: 'orders_get', text: SQL.get, values: [order.id] }))
-      .rows[0]!;
-    for (const event of orderEvents(order, after, pet, input.now)) await this.events.append(client, event);
+    await this.events.appendAll(client, orderEvents(order, after, pet, input.now));
+    await this.hooks.afterWrite?.(client);
     return { kind: 'done', order: after };
   }
 

@@ -63,9 +63,15 @@ function ordersFromRaw(rows: OrderRawRow[]): OrderRecord[] {
 
 type Place = { accountId: number; petId: number; maxOpen: number; now: number };
 
+/** Test seams for fault injection; empty in production. */
+export interface SqliteOrderHooks {
+  /** Runs inside a placement's or an action's savepoint, right after its rows and events are written. */
+  afterWrite?: (db: BetterSqlite3.Database) => void;
+}
+
 /**
- * Every write is one transaction begun with BEGIN IMMEDIATE through SqliteDatabase.write: the write lock
- * is taken before anything is read, so the reads that decide (the pet is available, the account's open
+ * Every write runs under the write lock in a transaction begun with BEGIN IMMEDIATE (the turn's group
+ * commit, SqliteDatabase.writeInTurn): the lock is taken before anything is read, so the reads that decide (the pet is available, the account's open
  * orders, the order's status) cannot change before the writes that depend on them, in this process or
  * another one on the same file; a busy database is retried whole, off the event loop.
  */
@@ -75,8 +81,7 @@ export class SqliteOrderRepository implements OrderRepository {
   private readonly events: SqliteEventRepository;
   private readonly stmt;
   private readonly listStatements = new Map<number, BetterSqlite3.Statement<unknown[], OrderRawRow>>();
-  private readonly placeTransaction;
-  private readonly transitionTransaction;
+  readonly hooks: SqliteOrderHooks = {};
 
   constructor(private readonly database: SqliteDatabase) {
     const db = (this.db = database.db);
@@ -95,11 +100,12 @@ export class SqliteOrderRepository implements OrderRepository {
         `UPDATE pets SET status = 'pending', version = version + 1 WHERE id = ? AND status = 'available'
          RETURNING ${MOVED_PET}, 'available' AS previousStatus`,
       ),
-      insert: db
-        .prepare<[number, number, number, number], number>(
-          "INSERT INTO orders (account_id, pet_id, status, created_at, updated_at) VALUES (?, ?, 'placed', ?, ?) RETURNING id",
-        )
-        .pluck(true),
+      // The new order as `get` reads it, in the same statement (the account's name by a subquery).
+      insert: db.prepare<[number, number, number, number], OrderRecord>(
+        `INSERT INTO orders (account_id, pet_id, status, created_at, updated_at) VALUES (?, ?, 'placed', ?, ?)
+         RETURNING id, account_id AS accountId, (SELECT name FROM accounts WHERE id = account_id) AS accountName,
+           pet_id AS petId, status, version, created_at AS createdAt, updated_at AS updatedAt`,
+      ),
       move: db.prepare<[string, number, number, string]>(
         'UPDATE orders SET status = ?, version = version + 1, updated_at = ? WHERE id = ? AND status = ?',
       ),
@@ -110,38 +116,24 @@ export class SqliteOrderRepository implements OrderRepository {
         'SELECT status, count(*) AS n FROM pets GROUP BY status',
       ),
     };
-    this.placeTransaction = db.transaction((input: Place, idem: IdempotencyInput | undefined) =>
-      fromIdempotent(
-        this.idempotency.run(
-          idem,
-          () => this.placeInTransaction(input),
-          (result) => (result.kind === 'placed' ? { status: 201, body: result.order } : undefined),
-        ),
-      ),
-    );
-    this.transitionTransaction = db.transaction(
-      (input: TransitionInput, idem: IdempotencyInput | undefined) =>
-        fromIdempotent(
-          this.idempotency.run(
-            idem,
-            () => this.transitionInTransaction(input),
-            (result) => (result.kind === 'done' ? { status: 200, body: result.order } : undefined),
-          ),
-        ),
-    );
   }
 
   private placeInTransaction(input: Place): PlaceOrderOutcome {
-    const petStatus = this.stmt.petStatus.get(input.petId);
-    if (petStatus === undefined) return { kind: 'unknown_pet' };
+    // The refusals in the order the API gives them (unknown pet, then the account's limit, then the pet's
+    // status), with the pet's existence read only when a refusal needs it: an order that goes through
+    // costs the conditional update alone.
     if (this.stmt.openCount.get(input.accountId, input.maxOpen)! >= input.maxOpen) {
+      if (this.stmt.petStatus.get(input.petId) === undefined) return { kind: 'unknown_pet' };
       return { kind: 'open_order_limit', limit: input.maxOpen };
     }
     const pet = this.stmt.holdPet.get(input.petId);
-    if (!pet) return { kind: 'pet_not_available' };
-    const id = this.stmt.insert.get(input.accountId, input.petId, input.now, input.now)!;
-    const order = this.stmt.get.get(id)!;
+    if (!pet) {
+      if (this.stmt.petStatus.get(input.petId) === undefined) return { kind: 'unknown_pet' };
+      return { kind: 'pet_not_available' };
+    }
+    const order = this.stmt.insert.get(input.accountId, input.petId, input.now, input.now)!;
     for (const event of orderEvents(undefined, order, pet, input.now)) this.events.append(event);
+    this.hooks.afterWrite?.(this.db);
     return { kind: 'placed', order };
   }
 
@@ -164,15 +156,37 @@ export class SqliteOrderRepository implements OrderRepository {
     }
     const after = this.stmt.get.get(order.id)!;
     for (const event of orderEvents(order, after, pet, input.now)) this.events.append(event);
+    this.hooks.afterWrite?.(this.db);
     return { kind: 'done', order: after };
   }
 
-  place(input: Place, idempotency?: IdempotencyInput): Promise<PlaceOrderResult> {
-    return this.database.write(() => this.placeTransaction.immediate(input, idempotency));
+  /**
+   * Group commit (SqliteDatabase.writeInTurn): the placements and actions of one event-loop turn share one
+   * transaction, each in its own savepoint, run one after the other in arrival order under the write lock,
+   * so each decides on what the ones before it wrote; every answer comes after the commit.
+   */
+  place(input: Place, idem?: IdempotencyInput): Promise<PlaceOrderResult> {
+    return this.database.writeInTurn(() =>
+      fromIdempotent(
+        this.idempotency.run(
+          idem,
+          () => this.placeInTransaction(input),
+          (result) => (result.kind === 'placed' ? { status: 201, body: result.order } : undefined),
+        ),
+      ),
+    );
   }
 
-  transition(input: TransitionInput, idempotency?: IdempotencyInput): Promise<TransitionResult> {
-    return this.database.write(() => this.transitionTransaction.immediate(input, idempotency));
+  transition(input: TransitionInput, idem?: IdempotencyInput): Promise<TransitionResult> {
+    return this.database.writeInTurn(() =>
+      fromIdempotent(
+        this.idempotency.run(
+          idem,
+          () => this.transitionInTransaction(input),
+          (result) => (result.kind === 'done' ? { status: 200, body: result.order } : undefined),
+        ),
+      ),
+    );
   }
 
   get(id: number): Promise<OrderRecord | undefined> {

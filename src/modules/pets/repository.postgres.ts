@@ -77,6 +77,8 @@ const SQL = {
 export interface PostgresPetHooks {
   /** Runs inside the creation's transaction, right after the pet row and its event are inserted. */
   afterInsert?: (client: PoolClient) => void | Promise<void>;
+  /** Runs inside a change's or a removal's transaction, right after the row and its event are written. */
+  afterWrite?: (client: PoolClient) => void | Promise<void>;
 }
 
 export class PostgresPetRepository implements PetRepository {
@@ -196,6 +198,7 @@ export class PostgresPetRepository implements PetRepository {
           client,
           buildEvent('pet.updated', { object: after.pet, previous, version: after.version }, now),
         );
+        await this.hooks.afterWrite?.(client);
         return { kind: 'updated', ...after };
       },
       (result) =>
@@ -230,6 +233,7 @@ export class PostgresPetRepository implements PetRepository {
           return { kind: 'precondition_failed', version: Number(locked.row.version) };
         const { pet, version } = versioned(locked.row);
         await this.events.append(client, buildEvent('pet.deleted', { object: pet, version }, now));
+        await this.hooks.afterWrite?.(client);
         return { kind: 'deleted' };
       },
       (result) => (result.kind === 'deleted' ? { status: 204, body: null } : undefined),

@@ -1,7 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import { translateSqliteError, wrap, type SqliteDatabase } from '../../db/sqlite.js';
-import { StorageUnavailableError } from '../../db/database.js';
-import { settle, TurnBatch, type Settled } from '../../db/turn-batch.js';
+import { wrap, type SqliteDatabase } from '../../db/sqlite.js';
 import { settleIdempotent, type IdempotencyInput } from '../../http/idempotency/index.js';
 import { idempotencyRepository } from '../../http/idempotency/repository.js';
 import type { SqliteIdempotency } from '../../http/idempotency/repository.sqlite.js';
@@ -25,7 +23,6 @@ import type { Pet, PetStatus } from './schemas.js';
 type PetRawRow = [id: number, name: string, categoryId: number, status: PetStatus];
 type VersionedRawRow = [...PetRawRow, version: number];
 type Statement = BetterSqlite3.Statement<unknown[], PetRawRow>;
-type Creation = [pet: NewPetRecord, idem: IdempotencyInput | undefined, now: number];
 
 function petFromRaw(row: PetRawRow): Pet {
   return { id: row[0], name: row[1], categoryId: row[2], status: row[3] };
@@ -46,6 +43,8 @@ const PET_COLUMNS = 'id, name, category_id AS categoryId, status';
 export interface SqlitePetHooks {
   /** Runs inside a creation's savepoint, right after the pet row and its event are inserted. */
   afterInsert?: (db: BetterSqlite3.Database) => void;
+  /** Runs inside a change's or a removal's savepoint, right after the row and its event are written. */
+  afterWrite?: (db: BetterSqlite3.Database) => void;
 }
 
 export class SqlitePetRepository implements PetRepository {
@@ -55,13 +54,6 @@ export class SqlitePetRepository implements PetRepository {
   private readonly idempotency: SqliteIdempotency;
   private readonly events: SqliteEventRepository;
   private readonly stmt;
-  private readonly createPetTransaction: (
-    pet: NewPetRecord,
-    idem: IdempotencyInput | undefined,
-    now: number,
-  ) => CreatePetResult;
-  /** Creations of one event-loop turn, committed together; see create. */
-  private readonly creations: TurnBatch<Creation, CreatePetResult>;
   /** Page queries by page size, with and without the status filter; see listStatement. */
   private readonly listStatements = {
     all: new Map<number, Statement>(),
@@ -111,32 +103,6 @@ export class SqlitePetRepository implements PetRepository {
       ),
       categoryExists: db.prepare<[number], { one: number }>('SELECT 1 AS one FROM categories WHERE id = ?'),
     };
-    this.createPetTransaction = db.transaction(
-      (pet: NewPetRecord, idem: IdempotencyInput | undefined, now: number) =>
-        this.createInTransaction(pet, idem, now),
-    );
-    // Inside the batch's transaction each creation runs as a nested one, i.e. under its own SAVEPOINT: one
-    // that throws is rolled back alone and the others still commit.
-    const groupCommit = db.transaction((batch: Creation[]) => {
-      const outcomes: Settled<CreatePetResult>[] = [];
-      for (const [pet, idem, now] of batch) {
-        const outcome = settle(() => this.createPetTransaction(pet, idem, now));
-        // Some errors (I/O error, disk full, out of memory) make SQLite roll the whole transaction back:
-        // the batch's earlier creations are gone with it, and the next savepoint would silently become a
-        // transaction of its own. Every caller of the batch fails instead.
-        if (!db.inTransaction) {
-          throw new StorageUnavailableError('error' in outcome ? outcome.error : undefined);
-        }
-        outcomes.push(outcome);
-      }
-      return outcomes;
-    });
-    // BEGIN IMMEDIATE: the write lock is taken before anything is read, so a busy database is found at the
-    // start of the batch, where it can be retried whole, not after reads (where waiting cannot help).
-    this.creations = new TurnBatch(
-      (batch) => database.withWriteLock(() => groupCommit.immediate(batch)),
-      translateSqliteError,
-    );
   }
 
   /**
@@ -192,12 +158,6 @@ export class SqlitePetRepository implements PetRepository {
     });
   }
 
-  /** A write under the write lock, taken up front (BEGIN IMMEDIATE); see SqliteDatabase.write. */
-  private writeTransaction<T>(fn: () => T): Promise<T> {
-    const transaction = this.db.transaction(fn);
-    return this.database.write(() => transaction.immediate());
-  }
-
   update(
     id: number,
     change: PetChange,
@@ -205,7 +165,9 @@ export class SqlitePetRepository implements PetRepository {
     idem?: IdempotencyInput,
     now = idem?.now ?? Date.now(),
   ): Promise<UpdatePetResult> {
-    return this.writeTransaction((): UpdatePetResult => {
+    // Group commit (SqliteDatabase.writeInTurn): the changes of one turn share a transaction, each in its
+    // own savepoint, each answered after the commit.
+    return this.database.writeInTurn((): UpdatePetResult => {
       const outcome = this.idempotency.run(
         idem,
         (): UpdatePetResult => {
@@ -231,6 +193,7 @@ export class SqlitePetRepository implements PetRepository {
           const pet = petFromRaw(updated as unknown as PetRawRow);
           const previous = previousValues(petFromRaw(row as unknown as PetRawRow), pet);
           this.events.append(buildEvent('pet.updated', { object: pet, previous, version: updated[4] }, now));
+          this.hooks.afterWrite?.(this.db);
           return { kind: 'updated', pet, version: updated[4] };
         },
         (result) =>
@@ -251,7 +214,7 @@ export class SqlitePetRepository implements PetRepository {
     idem?: IdempotencyInput,
     now = idem?.now ?? Date.now(),
   ): Promise<DeletePetResult> {
-    return this.writeTransaction((): DeletePetResult => {
+    return this.database.writeInTurn((): DeletePetResult => {
       const outcome = this.idempotency.run(
         idem,
         (): DeletePetResult => {
@@ -265,6 +228,7 @@ export class SqlitePetRepository implements PetRepository {
           }
           const pet = petFromRaw(row as unknown as PetRawRow);
           this.events.append(buildEvent('pet.deleted', { object: pet, version }, now));
+          this.hooks.afterWrite?.(this.db);
           return { kind: 'deleted' };
         },
         (result) => (result.kind === 'deleted' ? { status: 204, body: null } : undefined),
@@ -298,9 +262,9 @@ export class SqlitePetRepository implements PetRepository {
   }
 
   /**
-   * Group commit: creations requested during one turn of the event loop are written in one transaction,
-   * committed before any of their promises settles. Every acknowledged pet is as durable as before, but the
-   * commit's fixed cost (locks, WAL frames for the same table and index pages, the sequence row) is paid
+   * Group commit (SqliteDatabase.writeInTurn): creations requested during one turn of the event loop are
+   * written in one transaction (with the turn's other writes), committed before any of their promises
+   * settles. Every acknowledged pet is as durable as before, but the commit's fixed cost (locks, WAL frames for the same table and index pages, the sequence row) is paid
    * once per turn instead of once per request: under 50 concurrent writers that was most of a POST's CPU.
    * A quiet server commits each creation alone, one turn later. Within the batch creations run in arrival
    * order, so a duplicate Idempotency-Key replays the first; the in-progress case never arises here.
@@ -310,7 +274,7 @@ export class SqlitePetRepository implements PetRepository {
     idempotency?: IdempotencyInput,
     now = idempotency?.now ?? Date.now(),
   ): Promise<CreatePetResult> {
-    return this.creations.add([pet, idempotency, now]);
+    return this.database.writeInTurn(() => this.createInTransaction(pet, idempotency, now));
   }
 
   async seed(count: number, now: number, onProgress?: (done: number) => void): Promise<number> {

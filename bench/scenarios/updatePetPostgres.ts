@@ -1,0 +1,26 @@
+/**
+ * updatePet on PostgreSQL + Redis (reported): the same PATCH load as `updatePet`, over 10,000 seeded pets;
+ * skipped without PostgreSQL and Redis.
+ */
+import { externalServicesAvailable, PG_URL, REDIS_URL } from '../../test/helpers.js';
+import { startOrdersService, updatePetLoad, type OrdersService } from '../lib/orders.js';
+import { defineScenario, Skip } from '../lib/scenario.js';
+
+const PETS = 10_000;
+
+export default defineScenario<OrdersService>({
+  name: 'updatePetPostgres',
+  label: 'PATCH /v1/pets/{id} on PostgreSQL + Redis',
+  order: 204,
+  tags: ['postgres'],
+  usesSqlite: false,
+  async setup(ctx) {
+    if (!(await externalServicesAvailable())) {
+      throw new Skip(`PostgreSQL at ${PG_URL} or Redis at ${REDIS_URL} is unreachable`);
+    }
+    return startOrdersService(ctx, 'postgres', PETS);
+  },
+  load: (s) =>
+    updatePetLoad(s.server.child.pid!, s.server.origin, { authorization: `Bearer ${s.key}` }, PETS),
+  teardown: (s) => s.cleanup(),
+});

@@ -1,0 +1,248 @@
+/**
+ * Writes of one event-loop turn (DESIGN 4.2, 4.3, 4.4) through HTTP on every backend. On SQLite the changes,
+ * removals, placements and actions of a turn share one transaction (group commit, SqliteDatabase.writeInTurn),
+ * each in its own savepoint; on PostgreSQL each has its own transaction. Either way: a write that fails
+ * after its real update is rolled back alone, with its event and its idempotency record, while the others of
+ * the turn commit; and no write is answered before it is committed (read back on another connection at the
+ * moment its answer arrives).
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import BetterSqlite3 from 'better-sqlite3';
+import type { InjectOptions, LightMyRequestResponse } from 'fastify';
+import { StorageUnavailableError, type Database } from '../src/db/database.js';
+import { PostgresDatabase } from '../src/db/postgres.js';
+import { SqliteDatabase } from '../src/db/sqlite.js';
+import { backends, bearer, createTestContext, type TestContext } from './helpers.js';
+import { assertV1Error } from './support/assertions.js';
+import { feedPoller } from './support/events.js';
+import { failAfterWrite } from './support/faults.js';
+import { act, availablePet, petStatus, placeOrder } from './support/orders.js';
+
+const MERGE_PATCH = { 'content-type': 'application/merge-patch+json' };
+
+/** Reads one row on a connection other than the service's: what it returns is committed. */
+function otherConnection(database: Database): {
+  row<T>(sql: string, ...values: unknown[]): Promise<T | undefined>;
+  close(): void;
+} {
+  if (database instanceof SqliteDatabase) {
+    const other = new BetterSqlite3(database.db.name, { readonly: true });
+    return {
+      row: <T>(sql: string, ...values: unknown[]) =>
+        Promise.resolve(other.prepare<unknown[], T>(sql).get(...values)),
+      close: () => other.close(),
+    };
+  }
+  assert.ok(database instanceof PostgresDatabase);
+  return {
+    // A pooled connection other than the one of a transaction still open: it sees committed rows only.
+    async row<T>(sql: string, ...values: unknown[]) {
+      let n = 0;
+      const text = sql.replace(/\?/g, () => `$${++n}`);
+      const [row] = await database.query<T & Record<string, unknown>>({ text, values });
+      return row as T | undefined;
+    },
+    close: () => undefined,
+  };
+}
+
+/** The 2xx responses and the one 503 of a turn in which exactly one write was made to fail. */
+function oneFailed(responses: LightMyRequestResponse[], ok: number): { failed: number; succeeded: number[] } {
+  const statuses = responses.map((r) => r.statusCode);
+  assert.equal(statuses.filter((s) => s === ok).length, responses.length - 1, statuses.join(','));
+  const failed = statuses.findIndex((s) => s !== ok);
+  assertV1Error(responses[failed]!, 503, 'service_unavailable', 'the failed write');
+  return { failed, succeeded: statuses.flatMap((s, i) => (s === ok ? [i] : [])) };
+}
+
+for (const backend of await backends()) {
+  describe(`writes of one turn [${backend.name}]`, () => {
+    let ctx: TestContext;
+    let key: string;
+    let poller: ReturnType<typeof feedPoller>;
+
+    before(async () => {
+      ctx = await createTestContext(backend, { config: { maxOpenOrders: 1000 } });
+      ({ key } = await ctx.createKey({ name: 'turn-staff' }));
+      poller = feedPoller(ctx.app, key);
+    });
+    after(() => ctx.close());
+
+    const request = (options: InjectOptions) =>
+      ctx.app.inject({
+        ...options,
+        headers: { ...bearer(key), ...(options.headers as Record<string, string>) },
+      });
+    const patch = (id: number, name: string, headers: Record<string, string> = {}) =>
+      request({
+        method: 'PATCH',
+        url: `/v1/pets/${id}`,
+        headers: { ...MERGE_PATCH, ...headers },
+        payload: JSON.stringify({ name }),
+      });
+    /** Makes the `nth` write of `target` fail after its real update; returns how many were attempted. */
+    async function withFailure<T>(
+      target: 'pets' | 'orders',
+      nth: number,
+      run: () => Promise<T>,
+    ): Promise<{ result: T; attempts: number }> {
+      let attempts = 0;
+      const restore = failAfterWrite(ctx.database, target, () =>
+        ++attempts === nth ? new StorageUnavailableError(new Error('injected after the write')) : undefined,
+      );
+      try {
+        return { result: await run(), attempts };
+      } finally {
+        restore();
+      }
+    }
+
+    test('PATCHes of one turn: one failing after its real update is rolled back alone, with its event and idempotency record', async () => {
+      const ids = [await availablePet(ctx.app, key), await availablePet(ctx.app, key)];
+      ids.push(await availablePet(ctx.app, key));
+      await poller.poll();
+      const { result, attempts } = await withFailure('pets', 2, () =>
+        Promise.all(ids.map((id, i) => patch(id, `Changed ${i}`, { 'idempotency-key': `turn-patch-${i}` }))),
+      );
+      assert.equal(attempts, 3, 'the hook ran after each real update');
+      const { failed, succeeded } = oneFailed(result, 200);
+      for (const i of succeeded) {
+        const pet = await request({ url: `/v1/pets/${ids[i]}` });
+        assert.equal(pet.json().name, `Changed ${i}`);
+        assert.equal(pet.headers.etag, '"2"');
+      }
+      const untouched = await request({ url: `/v1/pets/${ids[failed]}` });
+      assert.equal(untouched.json().name, 'Orderable', 'the failed change was rolled back');
+      assert.equal(untouched.headers.etag, '"1"', 'and its version with it');
+      const events = await poller.poll();
+      assert.deepEqual(
+        events.map((e) => [e.type, e.data.object.id]).sort(),
+        succeeded.map((i) => ['pet.updated', ids[i]]).sort(),
+        'one event per committed change, none for the failed one',
+      );
+      // Its idempotency record went too: the same key now changes the pet, it does not replay a failure.
+      const retry = await patch(ids[failed]!, `Changed ${failed}`, {
+        'idempotency-key': `turn-patch-${failed}`,
+      });
+      assert.equal(retry.statusCode, 200, retry.body);
+      assert.equal(retry.headers['idempotent-replayed'], undefined);
+      assert.equal(retry.headers.etag, '"2"');
+      await poller.poll();
+    });
+
+    test('a DELETE failing after its real delete keeps the pet; the turn’s other removal commits', async () => {
+      const ids = [await availablePet(ctx.app, key), await availablePet(ctx.app, key)];
+      await poller.poll();
+      const { result } = await withFailure('pets', 1, () =>
+        Promise.all(ids.map((id) => request({ method: 'DELETE', url: `/v1/pets/${id}` }))),
+      );
+      const { failed, succeeded } = oneFailed(result, 204);
+      assert.equal((await request({ url: `/v1/pets/${ids[failed]}` })).statusCode, 200);
+      assert.equal((await request({ url: `/v1/pets/${ids[succeeded[0]!]}` })).statusCode, 404);
+      assert.deepEqual(
+        (await poller.poll()).map((e) => [e.type, e.data.object.id]),
+        [['pet.deleted', ids[succeeded[0]!]]],
+      );
+    });
+
+    test('placements of one turn: a failing one leaves its pet available, no order and no event', async () => {
+      const pets = [await availablePet(ctx.app, key), await availablePet(ctx.app, key)];
+      pets.push(await availablePet(ctx.app, key));
+      await poller.poll();
+      const { result, attempts } = await withFailure('orders', 2, () =>
+        Promise.all(
+          pets.map((petId, i) => placeOrder(ctx.app, key, petId, { 'idempotency-key': `turn-order-${i}` })),
+        ),
+      );
+      assert.equal(attempts, 3);
+      const { failed, succeeded } = oneFailed(result, 201);
+      assert.equal(await petStatus(ctx.app, key, pets[failed]!), 'available', 'the hold was rolled back');
+      const orders = await request({ url: `/v1/store/orders?petId=${pets[failed]}` });
+      assert.deepEqual(orders.json(), [], 'no order was kept for it');
+      for (const i of succeeded) assert.equal(await petStatus(ctx.app, key, pets[i]!), 'pending');
+      const events = await poller.poll();
+      assert.deepEqual(events.map((e) => e.type).sort(), [
+        'order.placed',
+        'order.placed',
+        'pet.updated',
+        'pet.updated',
+      ]);
+      assert.ok(
+        !events.some((e) => e.data.object.id === pets[failed] || e.data.object.petId === pets[failed]),
+      );
+
+      // Its idempotency record went too: the same key now places the order.
+      const retry = await placeOrder(ctx.app, key, pets[failed]!, {
+        'idempotency-key': `turn-order-${failed}`,
+      });
+      assert.equal(retry.statusCode, 201, retry.body);
+      assert.equal(retry.headers['idempotent-replayed'], undefined);
+
+      // Actions of one turn: a failing cancel leaves its order placed and its pet pending.
+      const ids = succeeded.map((i) => (result[i]!.json() as { id: number }).id);
+      await poller.poll();
+      const cancels = await withFailure('orders', 1, () =>
+        Promise.all(ids.map((id) => act(ctx.app, key, id, 'cancel'))),
+      );
+      const outcome = oneFailed(cancels.result, 200);
+      const kept = await request({ url: `/v1/store/orders/${ids[outcome.failed]}` });
+      assert.equal(kept.json().status, 'placed');
+      assert.equal(await petStatus(ctx.app, key, pets[succeeded[outcome.failed]!]!), 'pending');
+      assert.equal(await petStatus(ctx.app, key, pets[succeeded[outcome.succeeded[0]!]!]!), 'available');
+      assert.deepEqual((await poller.poll()).map((e) => e.type).sort(), ['order.cancelled', 'pet.updated']);
+    });
+
+    test('two placements for one pet in one turn: exactly one 201, the other 409', async () => {
+      const petId = await availablePet(ctx.app, key);
+      const { key: other } = await ctx.createKey({ name: 'turn-partner', scopes: ['orders:write'] });
+      const both = await Promise.all([placeOrder(ctx.app, key, petId), placeOrder(ctx.app, other, petId)]);
+      assert.deepEqual(both.map((r) => r.statusCode).sort(), [201, 409]);
+      assertV1Error(
+        both.find((r) => r.statusCode === 409)!,
+        409,
+        'pet_not_available',
+        'the second',
+      );
+    });
+
+    test('no write of a turn is answered before it is committed', async () => {
+      const other = otherConnection(ctx.database);
+      try {
+        const pets: number[] = [];
+        for (let i = 0; i < 10; i++) pets.push(await availablePet(ctx.app, key));
+        const checks: Promise<void>[] = [];
+        // Each answer, the moment it arrives, is checked on the other connection.
+        const answered = (res: LightMyRequestResponse, check: () => Promise<void>) => {
+          checks.push(check());
+          return res;
+        };
+        await Promise.all([
+          ...pets.slice(0, 5).map((id) =>
+            patch(id, `Committed ${id}`).then((res) =>
+              answered(res, async () => {
+                assert.equal(res.statusCode, 200, res.body);
+                const row = await other.row<{ name: string }>('SELECT name FROM pets WHERE id = ?', id);
+                assert.equal(row?.name, `Committed ${id}`, `pet ${id} answered before its commit`);
+              }),
+            ),
+          ),
+          ...pets.slice(5).map((petId) =>
+            placeOrder(ctx.app, key, petId).then((res) =>
+              answered(res, async () => {
+                assert.equal(res.statusCode, 201, res.body);
+                const { id } = res.json() as { id: number };
+                const row = await other.row<{ status: string }>('SELECT status FROM orders WHERE id = ?', id);
+                assert.equal(row?.status, 'placed', `order ${id} answered before its commit`);
+              }),
+            ),
+          ),
+        ]);
+        await Promise.all(checks);
+        assert.equal(checks.length, 10);
+      } finally {
+        other.close();
+      }
+    });
+  });
+}
