@@ -72,6 +72,13 @@ export type AttemptOutcome =
       gone: boolean;
     };
 
+/** One finished attempt to record, under the lease it was sent with. */
+export interface Completion {
+  id: number;
+  leaseToken: string;
+  outcome: AttemptOutcome;
+}
+
 export interface QueueStats {
   pending: number;
   /** created_at of the oldest pending delivery of an enabled endpoint, or null. */
@@ -93,6 +100,8 @@ export interface QueueStats {
  * - `complete` records an attempt only if the lease token still holds (a reclaimed delivery's late answer is
  *   dropped). A failure starts (or continues) the endpoint's failing streak; a success ends it; a streak
  *   older than `disableAfterMs` or a 410 disables the endpoint and fails its pending deliveries.
+ *   `completeAll` records several attempts so, in one transaction, in the order given; each result says
+ *   whether that attempt's lease still held.
  */
 export interface WebhookRepository {
   createEndpoint(accountId: number, endpoint: NewEndpoint, now: number): Promise<EndpointRecord>;
@@ -131,6 +140,7 @@ export interface WebhookRepository {
     now: number,
     disableAfterMs: number,
   ): Promise<boolean>;
+  completeAll(completions: Completion[], now: number, disableAfterMs: number): Promise<boolean[]>;
   stats(): Promise<QueueStats>;
 }
 
