@@ -152,7 +152,12 @@ export async function sendOnce(options: SendOptions): Promise<AttemptResult> {
 /** `stale`: a reused pooled socket was reset before any answer (the request was not received). */
 type Attempt = AttemptResult | { kind: 'stale'; error: string };
 
-function attempt(url: URL, options: SendOptions, resolved: LookupAddress, agent: http.Agent): Promise<Attempt> {
+function attempt(
+  url: URL,
+  options: SendOptions,
+  resolved: LookupAddress,
+  agent: http.Agent,
+): Promise<Attempt> {
   const transport = url.protocol === 'https:' ? https : http;
   return new Promise<Attempt>((resolve) => {
     let settled = false;

@@ -73,8 +73,11 @@ export class WebhookDispatcher {
   private wakeQueued = false;
   private readonly signers = new Map<string, Webhook>();
   /** Attempts finished in this turn, recorded together in one transaction (see record()). */
-  private finished: { completion: Completion; resolve: (held: boolean) => void; reject: (e: unknown) => void }[] =
-    [];
+  private finished: {
+    completion: Completion;
+    resolve: (held: boolean) => void;
+    reject: (e: unknown) => void;
+  }[] = [];
   private started = false;
   private stopped = false;
 
@@ -187,11 +190,13 @@ export class WebhookDispatcher {
       leaseUntil: now + this.leaseMs,
       limit: free,
       busyEndpoints: busy,
+      perEndpoint: this.perEndpoint,
+      inFlight: Object.fromEntries(this.inFlight),
     });
     for (const delivery of claimed) {
       const count = this.inFlight.get(delivery.endpointId) ?? 0;
       if (count >= this.perEndpoint || this.stopped) {
-        // Claimed beyond the endpoint's share in one batch: give it back for the next pass.
+        // Beyond the endpoint's share (the claim caps it, so only if another pass took slots meanwhile).
         await this.repo.release(delivery.id, delivery.leaseToken);
         continue;
       }

@@ -5,6 +5,7 @@ import {
   formatEvents,
   type AttemptOutcome,
   type ClaimedDelivery,
+  type ClaimQuery,
   type Completion,
   type DeliveryRecord,
   type EndpointChange,
@@ -162,12 +163,7 @@ export class PostgresWebhookRepository implements WebhookRepository {
     });
   }
 
-  async claim(q: {
-    now: number;
-    leaseUntil: number;
-    limit: number;
-    busyEndpoints: number[];
-  }): Promise<ClaimedDelivery[]> {
+  async claim(q: ClaimQuery): Promise<ClaimedDelivery[]> {
     const token = newLeaseToken();
     const rows = await this.db.query<ClaimRow>({
       text: `WITH due AS (
@@ -176,14 +172,30 @@ export class PostgresWebhookRepository implements WebhookRepository {
                  AND e.enabled = 1 AND NOT (d.endpoint_id = ANY($2::bigint[]))
                ORDER BY d.next_attempt_at, d.id LIMIT $3
                FOR UPDATE OF d SKIP LOCKED
+             ), capped AS (
+               -- At most the endpoint's room; the rows beyond are unlocked with the statement, not leased.
+               SELECT id FROM (
+                 SELECT d.id, d.endpoint_id,
+                   row_number() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.id) AS n
+                 FROM webhook_deliveries d JOIN due ON due.id = d.id
+               ) r
+               WHERE $6::int IS NULL OR r.n <= $6::int - coalesce(($7::jsonb ->> r.endpoint_id::text)::int, 0)
              ), leased AS (
-               UPDATE webhook_deliveries w SET lease_until = $4, lease_token = $5 FROM due WHERE w.id = due.id
+               UPDATE webhook_deliveries w SET lease_until = $4, lease_token = $5 FROM capped WHERE w.id = capped.id
                RETURNING w.id, w.endpoint_id, w.event_id, w.attempts
              )
              SELECT l.id, l.endpoint_id AS "endpointId", e.url, e.secret, e.previous_secret AS "previousSecret",
                e.previous_expires_at AS "previousExpiresAt", l.event_id AS "eventId", ev.payload, l.attempts
              FROM leased l JOIN webhook_endpoints e ON e.id = l.endpoint_id JOIN events ev ON ev.id = l.event_id`,
-      values: [q.now, q.busyEndpoints, q.limit, q.leaseUntil, token],
+      values: [
+        q.now,
+        q.busyEndpoints,
+        q.limit,
+        q.leaseUntil,
+        token,
+        q.perEndpoint ?? null,
+        JSON.stringify(q.inFlight ?? {}),
+      ],
     });
     return rows.map((row) => toClaimed(row, token, q.now));
   }
@@ -236,7 +248,10 @@ export class PostgresWebhookRepository implements WebhookRepository {
         }
       }
       for (const c of completions) {
-        if (c.outcome.kind === 'failed' && (await this.recordFailure(client, c, c.outcome, now, disableAfterMs))) {
+        if (
+          c.outcome.kind === 'failed' &&
+          (await this.recordFailure(client, c, c.outcome, now, disableAfterMs))
+        ) {
           held.add(c.id);
         }
       }

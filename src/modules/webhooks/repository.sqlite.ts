@@ -5,8 +5,10 @@ import {
   endpointWants,
   formatEvents,
   parseEvents,
+  roomFor,
   type AttemptOutcome,
   type ClaimedDelivery,
+  type ClaimQuery,
   type Completion,
   type DeliveryRecord,
   type EndpointChange,
@@ -273,7 +275,8 @@ export class SqliteWebhookRepository implements WebhookRepository {
       const endpoints = s.enabledEndpoints.all().map(toEndpoint);
       for (const event of events) {
         for (const endpoint of endpoints) {
-          if (endpointWants(endpoint, event)) s.insertDelivery.run(endpoint.id, event.id, event.type, now, now);
+          if (endpointWants(endpoint, event))
+            s.insertDelivery.run(endpoint.id, event.id, event.type, now, now);
         }
         s.markDispatched.run(event.seq);
       }
@@ -283,16 +286,17 @@ export class SqliteWebhookRepository implements WebhookRepository {
     return this.database.write(() => (s.anyUndispatched.get() === undefined ? 0 : run.immediate()));
   }
 
-  claim(q: {
-    now: number;
-    leaseUntil: number;
-    limit: number;
-    busyEndpoints: number[];
-  }): Promise<ClaimedDelivery[]> {
+  claim(q: ClaimQuery): Promise<ClaimedDelivery[]> {
     const s = this.dispatch;
     const run = this.db.transaction(() => {
       const token = newLeaseToken();
-      const rows = s.due.all(q.now, q.now, JSON.stringify(q.busyEndpoints), q.limit);
+      const taken = new Map<number, number>();
+      const rows = s.due.all(q.now, q.now, JSON.stringify(q.busyEndpoints), q.limit).filter((row) => {
+        const n = taken.get(row.endpointId) ?? 0;
+        if (n >= roomFor(q, row.endpointId)) return false;
+        taken.set(row.endpointId, n + 1);
+        return true;
+      });
       for (const row of rows) s.lease.run(q.leaseUntil, token, row.id);
       return rows.map((row) => toClaimed(row, token, q.now));
     });
