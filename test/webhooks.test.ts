@@ -326,6 +326,42 @@ for (const backend of await backends()) {
       );
     });
 
+    test('a claim leases at most the per-endpoint room; a batch of completions drops only stale leases', async () => {
+      await clearEndpoints();
+      const { id } = await createEndpoint();
+      for (let i = 0; i < 3; i++) await insertEvent(ctx.database, { type: 'pet.created' });
+      const repo = ctx.database.repository(webhookRepository);
+      assert.equal(await repo.fanOut(ctx.clock.now, 10), 3);
+      const claim = () =>
+        repo.claim({
+          now: ctx.clock.now,
+          leaseUntil: ctx.clock.now + 30_000,
+          limit: 10,
+          busyEndpoints: [],
+          perEndpoint: 2,
+          inFlight: { [id]: 1 },
+        });
+      const [first, ...more] = await claim();
+      assert.ok(first);
+      assert.equal(more.length, 0, 'room for one: 2 per endpoint, 1 already in flight');
+      const [second] = await claim();
+      assert.ok(second);
+      const held = await repo.completeAll(
+        [
+          { id: first.id, leaseToken: first.leaseToken, outcome: { kind: 'succeeded', statusCode: 200 } },
+          { id: second.id, leaseToken: 'stale', outcome: { kind: 'succeeded', statusCode: 204 } },
+        ],
+        ctx.clock.now,
+        1,
+      );
+      assert.deepEqual(held, [true, false]);
+      const byId = new Map((await deliveries(id)).map((d) => [d.id, d]));
+      assert.equal(byId.get(first.id)!.status, 'succeeded');
+      assert.equal(byId.get(first.id)!.lastStatusCode, 200);
+      assert.equal(byId.get(second.id)!.status, 'pending');
+      assert.equal(byId.get(second.id)!.attempts, 0);
+    });
+
     test('a hanging receiver delays neither another endpoint nor API answers', async () => {
       await clearEndpoints();
       const hanging = new Receiver();

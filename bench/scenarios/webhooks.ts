@@ -1,7 +1,8 @@
 /**
- * Webhooks on the embedded default (SQLite): the service of its own (a fresh file of 10,000 pets, since the
- * shared service's environment has no WEBHOOK_ALLOW_HOSTS) with one endpoint subscribed to every event on
- * a receiver in this process that answers 200 at once. Reports POST /v1/pets and GET /v1/pets?limit=20
+ * Webhooks on the embedded default (SQLite; webhooksPostgres.ts runs the same on PostgreSQL + Redis): the
+ * service of its own (a fresh database of 10,000 pets, since the shared service's environment has no
+ * WEBHOOK_ALLOW_HOSTS) with one endpoint subscribed to every event on a receiver in this process that
+ * answers 200 at once. Reports POST /v1/pets and GET /v1/pets?limit=20
  * against the baseline with the endpoint subscribed, then a plain POST run: deliveries received per second
  * from its start until the queue has drained, and p99 from commit (the event's timestamp) to receipt.
  */
@@ -12,8 +13,11 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as pause } from 'node:timers/promises';
+import { externalServicesAvailable, PG_URL, REDIS_URL, uniqueName } from '../../test/helpers.js';
 import { terminate, type Server } from '../../test/support/processes.js';
-import { defineScenario, type Outcome } from '../lib/scenario.js';
+import { dropSchema, postgresUrl } from '../../test/support/postgres.js';
+import { deleteKeys } from '../../test/support/redis.js';
+import { defineScenario, Skip, type Outcome, type Scenario } from '../lib/scenario.js';
 import { createKey, logFile, seed, trimLog } from '../lib/service.js';
 
 const PETS = 10_000;
@@ -27,6 +31,8 @@ interface State {
   received: { at: number; latencyMs: number }[];
   server?: Server;
   key?: string;
+  /** PostgreSQL: the schema and Redis key prefix of this run, dropped afterwards. */
+  schema?: string;
 }
 
 function startReceiver(received: State['received']): http.Server {
@@ -54,110 +60,132 @@ async function drained(received: State['received']): Promise<void> {
   }
 }
 
-export default defineScenario({
-  name: 'webhooks',
-  label: 'POST /v1/pets with a webhook endpoint on every event',
-  order: 150,
-  usesSqlite: false,
-  target: {
-    bounds: [
-      { metric: 'ratio', atLeast: 0.15 },
-      { metric: 'listRatio', atLeast: 0.35 },
-      { metric: 'deliveriesPerS', atLeast: 500 },
-      { metric: 'deliveryP99Ms', atMost: 1000 },
-    ],
-    context: 'SQLite, 10,000 pets',
-  },
-  async setup(ctx): Promise<State> {
-    const received: State['received'] = [];
-    const state: State = {
-      dir: mkdtempSync(join(tmpdir(), 'pet-adoption-bench-webhooks-')),
-      receiver: startReceiver(received),
-      received,
-    };
-    state.receiver.listen(0, '127.0.0.1');
-    await once(state.receiver, 'listening');
-    const env = {
-      DATABASE_URL: `sqlite:${join(state.dir, 'db.sqlite')}`,
-      WEBHOOK_ALLOW_HOSTS: '127.0.0.1',
-      LOG_LEVEL: 'info',
-      NODE_OPTIONS: '',
-    };
-    state.key = await createKey(env, 'bench');
-    await seed(env, PETS);
-    state.server = await ctx.serve('service (webhooks)', 'service-webhooks', env);
-    const url = `http://127.0.0.1:${(state.receiver.address() as AddressInfo).port}/hook`;
-    const res = await fetch(`${state.server.base}/webhook-endpoints`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${state.key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ url, events: ['*'] }),
-    });
-    if (res.status !== 201) throw new Error(`endpoint not created (${res.status}): ${await res.text()}`);
-    return state;
-  },
-  async measure(ctx, state): Promise<Outcome> {
-    const server = state.server!;
-    const headers = { authorization: `Bearer ${state.key!}` };
-    const post = {
-      pid: server.child.pid!,
-      url: server.origin,
-      headers: { ...headers, 'content-type': 'application/json' },
-      requests: [
-        {
-          method: 'POST' as const,
-          path: '/v1/pets',
-          body: JSON.stringify({ name: 'Hooked', categoryId: 3 }),
-        },
+export function webhooksScenario(backend: 'sqlite' | 'postgres'): Scenario<State> {
+  const pg = backend === 'postgres';
+  const logName = pg ? 'service-webhooks-postgres' : 'service-webhooks';
+  return defineScenario({
+    name: pg ? 'webhooksPostgres' : 'webhooks',
+    label: `POST /v1/pets with a webhook endpoint on every event${pg ? ' on PostgreSQL + Redis' : ''}`,
+    order: pg ? 206 : 150,
+    ...(pg ? { tags: ['postgres'] } : {}),
+    usesSqlite: false,
+    target: {
+      bounds: [
+        { metric: 'ratio', atLeast: 0.15 },
+        { metric: 'listRatio', atLeast: 0.35 },
+        { metric: 'deliveriesPerS', atLeast: 500 },
+        { metric: 'deliveryP99Ms', atMost: 1000 },
       ],
-    };
-    const created = await ctx.measure('POST /v1/pets (webhook endpoint on *)', post);
-    const list = await ctx.measure('GET /v1/pets?limit=20 (webhook endpoint on *)', {
-      pid: server.child.pid!,
-      url: `${server.origin}/v1/pets?limit=20`,
-      headers,
-    });
-    await drained(state.received);
+      context: `${pg ? 'PostgreSQL + Redis' : 'SQLite'}, 10,000 pets`,
+    },
+    async setup(ctx): Promise<State> {
+      if (pg && !(await externalServicesAvailable())) {
+        throw new Skip(`PostgreSQL at ${PG_URL} or Redis at ${REDIS_URL} is unreachable`);
+      }
+      const received: State['received'] = [];
+      const state: State = {
+        dir: mkdtempSync(join(tmpdir(), 'pet-adoption-bench-webhooks-')),
+        receiver: startReceiver(received),
+        received,
+      };
+      state.receiver.listen(0, '127.0.0.1');
+      await once(state.receiver, 'listening');
+      const env: Record<string, string> = {
+        DATABASE_URL: `sqlite:${join(state.dir, 'db.sqlite')}`,
+        WEBHOOK_ALLOW_HOSTS: '127.0.0.1',
+        LOG_LEVEL: 'info',
+        NODE_OPTIONS: '',
+      };
+      if (pg) {
+        state.schema = uniqueName('bench_webhooks');
+        Object.assign(env, {
+          DATABASE_URL: postgresUrl(state.schema),
+          REDIS_URL,
+          REDIS_PREFIX: `${state.schema}:`,
+        });
+      }
+      state.key = await createKey(env, 'bench');
+      await seed(env, PETS);
+      state.server = await ctx.serve(`service (webhooks, ${backend})`, logName, env);
+      const url = `http://127.0.0.1:${(state.receiver.address() as AddressInfo).port}/hook`;
+      const res = await fetch(`${state.server.base}/webhook-endpoints`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${state.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ url, events: ['*'] }),
+      });
+      if (res.status !== 201) throw new Error(`endpoint not created (${res.status}): ${await res.text()}`);
+      return state;
+    },
+    async measure(ctx, state): Promise<Outcome> {
+      const server = state.server!;
+      const headers = { authorization: `Bearer ${state.key!}` };
+      const post = {
+        pid: server.child.pid!,
+        url: server.origin,
+        headers: { ...headers, 'content-type': 'application/json' },
+        requests: [
+          {
+            method: 'POST' as const,
+            path: '/v1/pets',
+            body: JSON.stringify({ name: 'Hooked', categoryId: 3 }),
+          },
+        ],
+      };
+      const created = await ctx.measure('POST /v1/pets (webhook endpoint on *)', post);
+      const list = await ctx.measure('GET /v1/pets?limit=20 (webhook endpoint on *)', {
+        pid: server.child.pid!,
+        url: `${server.origin}/v1/pets?limit=20`,
+        headers,
+      });
+      await drained(state.received);
 
-    // Delivery: a plain POST run, then until the queue drains.
-    const from = state.received.length;
-    const start = Date.now();
-    const run = await ctx.run(post, ctx.settings.rounds * ctx.settings.roundS);
-    await drained(state.received);
-    const deliveries = state.received.slice(from);
-    const seconds = ((deliveries.at(-1)?.at ?? start) - start) / 1000;
-    const deliveriesPerS = deliveries.length / seconds;
-    const deliveryP99Ms = percentile(
-      deliveries.map((d) => d.latencyMs),
-      99,
-    );
-    const failures = created.non2xx + created.errors + list.non2xx + list.errors + run.non2xx + run.errors;
-    const missing = run.requests - run.non2xx - run.errors - deliveries.length;
-    return {
-      row: {
-        rps: created.rps,
-        ratio: created.ratio,
-        ratios: created.ratios,
-        p50: created.p50,
-        p99: created.p99,
-        cpuUs: created.cpuUs,
-        note:
-          `list ${list.rps.toFixed(0)} req/s, ratio ${list.ratio.toFixed(2)}; ` +
-          `${deliveries.length} deliveries in ${seconds.toFixed(1)} s = ${deliveriesPerS.toFixed(0)}/s ` +
-          `(POST ${run.rps.toFixed(0)} req/s), commit→receipt p50 ${percentile(
-            deliveries.map((d) => d.latencyMs),
-            50,
-          ).toFixed(0)} ms p99 ${deliveryP99Ms.toFixed(0)} ms` +
-          (missing > 0 ? `; ${missing} created pets not delivered` : ''),
-      },
-      metrics: { ratio: created.ratio, listRatio: list.ratio, deliveriesPerS, deliveryP99Ms },
-      failures: failures + Math.max(0, missing),
-    };
-  },
-  async teardown(state) {
-    if (state.server) await terminate(state.server);
-    trimLog(logFile('service-webhooks'));
-    state.receiver.closeAllConnections();
-    await new Promise<void>((resolve) => state.receiver.close(() => resolve()));
-    rmSync(state.dir, { recursive: true, force: true });
-  },
-});
+      // Delivery: a plain POST run, then until the queue drains.
+      const from = state.received.length;
+      const start = Date.now();
+      const run = await ctx.run(post, ctx.settings.rounds * ctx.settings.roundS);
+      await drained(state.received);
+      const deliveries = state.received.slice(from);
+      const seconds = ((deliveries.at(-1)?.at ?? start) - start) / 1000;
+      const deliveriesPerS = deliveries.length / seconds;
+      const deliveryP99Ms = percentile(
+        deliveries.map((d) => d.latencyMs),
+        99,
+      );
+      const failures = created.non2xx + created.errors + list.non2xx + list.errors + run.non2xx + run.errors;
+      const missing = run.requests - run.non2xx - run.errors - deliveries.length;
+      return {
+        row: {
+          rps: created.rps,
+          ratio: created.ratio,
+          ratios: created.ratios,
+          p50: created.p50,
+          p99: created.p99,
+          cpuUs: created.cpuUs,
+          note:
+            `list ${list.rps.toFixed(0)} req/s, ratio ${list.ratio.toFixed(2)}; ` +
+            `${deliveries.length} deliveries in ${seconds.toFixed(1)} s = ${deliveriesPerS.toFixed(0)}/s ` +
+            `(POST ${run.rps.toFixed(0)} req/s), commit→receipt p50 ${percentile(
+              deliveries.map((d) => d.latencyMs),
+              50,
+            ).toFixed(0)} ms p99 ${deliveryP99Ms.toFixed(0)} ms` +
+            (missing > 0 ? `; ${missing} created pets not delivered` : ''),
+        },
+        metrics: { ratio: created.ratio, listRatio: list.ratio, deliveriesPerS, deliveryP99Ms },
+        failures: failures + Math.max(0, missing),
+      };
+    },
+    async teardown(state) {
+      if (state.server) await terminate(state.server);
+      trimLog(logFile(logName));
+      state.receiver.closeAllConnections();
+      await new Promise<void>((resolve) => state.receiver.close(() => resolve()));
+      rmSync(state.dir, { recursive: true, force: true });
+      if (state.schema) {
+        await dropSchema(state.schema);
+        await deleteKeys(REDIS_URL, `${state.schema}:`);
+      }
+    },
+  });
+}
+
+export default webhooksScenario('sqlite');

@@ -4,6 +4,11 @@
  * and the connection goes to the address that was checked: the request's `lookup` answers with it, so no
  * second resolution can swap in another (DNS rebinding). Redirects are not followed (node:http never does),
  * at most 1 KiB of the answer is read, and the whole attempt is bounded by a timeout.
+ *
+ * Connections are kept alive, but only to the address just checked: each checked address has its own agent
+ * whose every socket was opened to that address, so a delivery rides a pooled socket only when its name
+ * resolved, on this attempt, to the same vetted address. A fresh TCP (and TLS) handshake per delivery would
+ * cost more than the delivery itself on a busy instance.
  */
 import type { LookupAddress } from 'node:dns';
 import { lookup as dnsLookup } from 'node:dns/promises';
@@ -89,6 +94,35 @@ function pinnedLookup(address: LookupAddress): LookupFunction {
   }) as unknown as LookupFunction;
 }
 
+/** Idle pooled sockets close after this; below the 5 s keep-alive most servers (Node's included) grant. */
+const IDLE_SOCKET_MS = 2000;
+/** Agents of addresses no longer used are dropped once there are more than this many. */
+const MAX_AGENTS = 64;
+const agents = new Map<string, http.Agent>();
+
+/** The agent whose sockets all go to `address` (over `protocol`). */
+function agentFor(protocol: string, address: LookupAddress): http.Agent {
+  const key = `${protocol}${address.address}`;
+  let agent = agents.get(key);
+  if (agent) {
+    // Most recently used last, so the sweep below finds the stale ones first.
+    agents.delete(key);
+  } else {
+    const options = { keepAlive: true, timeout: IDLE_SOCKET_MS, scheduling: 'lifo' as const };
+    agent = protocol === 'https:' ? new https.Agent(options) : new http.Agent(options);
+  }
+  agents.set(key, agent);
+  if (agents.size > MAX_AGENTS) {
+    for (const [k, a] of agents) {
+      if (agents.size <= MAX_AGENTS) break;
+      if (Object.keys(a.sockets).length > 0 || Object.keys(a.requests).length > 0) continue;
+      a.destroy();
+      agents.delete(k);
+    }
+  }
+  return agent;
+}
+
 export interface SendOptions {
   url: string;
   body: string;
@@ -106,10 +140,29 @@ export async function sendOnce(options: SendOptions): Promise<AttemptResult> {
   const host = bareHost(url.hostname);
   const resolved = await resolveChecked(host, options.allowHosts, options.resolve);
   if ('refused' in resolved) return { kind: 'refused', error: resolved.refused };
+  const agent = agentFor(url.protocol, resolved);
+  const first = await attempt(url, options, resolved, agent);
+  // A pooled socket the receiver closed while idle fails before any answer: the request (almost surely; a
+  // duplicate is allowed anyway) never reached it, so it goes once more, to the same checked address.
+  if (first.kind !== 'stale') return first;
+  const second = await attempt(url, options, resolved, agent);
+  return second.kind === 'stale' ? { kind: 'error', error: second.error } : second;
+}
+
+/** `stale`: a reused pooled socket was reset before any answer (the request was not received). */
+type Attempt = AttemptResult | { kind: 'stale'; error: string };
+
+function attempt(
+  url: URL,
+  options: SendOptions,
+  resolved: LookupAddress,
+  agent: http.Agent,
+): Promise<Attempt> {
   const transport = url.protocol === 'https:' ? https : http;
-  return new Promise<AttemptResult>((resolve) => {
+  return new Promise<Attempt>((resolve) => {
     let settled = false;
-    const finish = (result: AttemptResult): void => {
+    let answered = false;
+    const finish = (result: Attempt): void => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
@@ -126,11 +179,11 @@ export async function sendOnce(options: SendOptions): Promise<AttemptResult> {
           'user-agent': 'pet-adoption-webhooks/1',
         },
         lookup: pinnedLookup(resolved),
-        // A fresh connection per attempt: every delivery is resolved and checked, none rides a pooled socket.
-        agent: false,
+        agent,
         signal: options.signal,
       },
       (response) => {
+        answered = true;
         const statusCode = response.statusCode ?? 0;
         const retryAfter = response.headers['retry-after'];
         let read = 0;
@@ -150,7 +203,15 @@ export async function sendOnce(options: SendOptions): Promise<AttemptResult> {
       finish({ kind: 'error', error: `no answer within ${options.timeoutMs} ms` });
       request.destroy();
     }, options.timeoutMs);
-    request.on('error', (error) => finish({ kind: 'error', error: error.message || error.name }));
+    request.on('error', (error) =>
+      finish({
+        kind:
+          request.reusedSocket && !answered && (error as NodeJS.ErrnoException).code === 'ECONNRESET'
+            ? 'stale'
+            : 'error',
+        error: error.message || error.name,
+      }),
+    );
     request.end(options.body);
   });
 }

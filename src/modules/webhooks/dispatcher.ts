@@ -23,6 +23,7 @@ import {
   webhookRepository,
   type AttemptOutcome,
   type ClaimedDelivery,
+  type Completion,
   type WebhookRepository,
 } from './repository.js';
 import { DISABLE_AFTER_MS, nextAttemptAt } from './schedule.js';
@@ -30,6 +31,7 @@ import { DISABLE_AFTER_MS, nextAttemptAt } from './schedule.js';
 export const LEASE_MS = 30_000;
 export const DELIVERY_TIMEOUT_MS = 15_000;
 const FAN_OUT_BATCH = 200;
+const MAX_SIGNERS = 1000;
 
 export interface DispatcherLogger {
   warn(obj: object, msg: string): void;
@@ -68,14 +70,22 @@ export class WebhookDispatcher {
   private timer: NodeJS.Timeout | undefined;
   private passing: Promise<void> | undefined;
   private again = false;
+  private wakeQueued = false;
+  private readonly signers = new Map<string, Webhook>();
+  /** Attempts finished in this turn, recorded together in one transaction (see record()). */
+  private finished: {
+    completion: Completion;
+    resolve: (held: boolean) => void;
+    reject: (e: unknown) => void;
+  }[] = [];
   private started = false;
   private stopped = false;
 
   constructor(private readonly options: DispatcherOptions) {
     this.repo = options.database.repository(webhookRepository);
     this.clock = options.clock ?? systemClock;
-    this.concurrency = options.concurrency ?? 32;
-    this.perEndpoint = options.perEndpoint ?? 2;
+    this.concurrency = options.concurrency ?? 64;
+    this.perEndpoint = options.perEndpoint ?? 16;
     this.timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
     this.leaseMs = options.leaseMs ?? LEASE_MS;
     const registers = [options.registry ?? new Registry()];
@@ -113,8 +123,21 @@ export class WebhookDispatcher {
     this.wake();
   }
 
-  /** Look for work now (after a commit that may have written events, or a freed slot). Cheap when idle. */
+  /**
+   * Look for work soon (after a commit that may have written events). Every wake of one turn of the event
+   * loop (a busy instance answers dozens of writes per turn) comes to one pass, run after the turn's I/O.
+   */
   wake(): void {
+    if (!this.started || this.stopped || this.wakeQueued) return;
+    this.wakeQueued = true;
+    setImmediate(() => {
+      this.wakeQueued = false;
+      this.kick();
+    });
+  }
+
+  /** Look for work now: a pass, or another one right after the pass under way. */
+  private kick(): void {
     if (!this.started || this.stopped) return;
     if (this.passing) {
       this.again = true;
@@ -128,9 +151,9 @@ export class WebhookDispatcher {
         if (this.stopped) return;
         if (this.again) {
           this.again = false;
-          this.wake();
+          this.kick();
         } else {
-          this.timer = setTimeout(() => this.wake(), this.options.pollMs);
+          this.timer = setTimeout(() => this.kick(), this.options.pollMs);
           this.timer.unref();
         }
       });
@@ -167,11 +190,13 @@ export class WebhookDispatcher {
       leaseUntil: now + this.leaseMs,
       limit: free,
       busyEndpoints: busy,
+      perEndpoint: this.perEndpoint,
+      inFlight: Object.fromEntries(this.inFlight),
     });
     for (const delivery of claimed) {
       const count = this.inFlight.get(delivery.endpointId) ?? 0;
       if (count >= this.perEndpoint || this.stopped) {
-        // Claimed beyond the endpoint's share in one batch: give it back for the next pass.
+        // Beyond the endpoint's share (the claim caps it, so only if another pass took slots meanwhile).
         await this.repo.release(delivery.id, delivery.leaseToken);
         continue;
       }
@@ -185,10 +210,22 @@ export class WebhookDispatcher {
           const left = (this.inFlight.get(delivery.endpointId) ?? 1) - 1;
           if (left <= 0) this.inFlight.delete(delivery.endpointId);
           else this.inFlight.set(delivery.endpointId, left);
-          this.wake();
+          // A freed slot: claim the next one at once (the completions of one turn come here together).
+          this.kick();
         });
       this.running.add(task);
     }
+  }
+
+  /** A Webhook per secret, kept: making one decodes the secret, which costs as much as signing. */
+  private signer(secret: string): Webhook {
+    let signer = this.signers.get(secret);
+    if (!signer) {
+      if (this.signers.size >= MAX_SIGNERS) this.signers.clear();
+      signer = new Webhook(secret);
+      this.signers.set(secret, signer);
+    }
+    return signer;
   }
 
   private async deliver(delivery: ClaimedDelivery): Promise<void> {
@@ -196,7 +233,7 @@ export class WebhookDispatcher {
     const timestamp = new Date(sentAt);
     // During a rotation both secrets sign; receivers accept any one signature that verifies.
     const signature = delivery.secrets
-      .map((secret) => new Webhook(secret).sign(delivery.eventId, timestamp, delivery.payload))
+      .map((secret) => this.signer(secret).sign(delivery.eventId, timestamp, delivery.payload))
       .join(' ');
     const result = await sendOnce({
       url: delivery.url,
@@ -236,6 +273,33 @@ export class WebhookDispatcher {
         gone: answered && result.statusCode === 410,
       };
     }
-    await this.repo.complete(delivery.id, delivery.leaseToken, outcome, now, DISABLE_AFTER_MS);
+    await this.record({ id: delivery.id, leaseToken: delivery.leaseToken, outcome });
+  }
+
+  /**
+   * Records an attempt with the others finished in the same turn of the event loop: one write transaction
+   * for all of them instead of one each. Resolves once it is committed, so a slot is freed (and the next
+   * delivery claimed) only after its attempt is on record.
+   */
+  private record(completion: Completion): Promise<boolean> {
+    return new Promise<boolean>((resolve, reject) => {
+      if (this.finished.length === 0) setImmediate(() => void this.flush());
+      this.finished.push({ completion, resolve, reject });
+    });
+  }
+
+  private async flush(): Promise<void> {
+    const batch = this.finished;
+    this.finished = [];
+    try {
+      const held = await this.repo.completeAll(
+        batch.map((b) => b.completion),
+        this.clock(),
+        DISABLE_AFTER_MS,
+      );
+      batch.forEach((b, i) => b.resolve(held[i]!));
+    } catch (error) {
+      for (const b of batch) b.reject(error);
+    }
   }
 }

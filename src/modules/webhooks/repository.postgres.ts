@@ -1,9 +1,12 @@
 import type { PostgresDatabase } from '../../db/postgres.js';
+import type { PoolClient } from 'pg';
 import {
   endpointWants,
   formatEvents,
   type AttemptOutcome,
   type ClaimedDelivery,
+  type ClaimQuery,
+  type Completion,
   type DeliveryRecord,
   type EndpointChange,
   type EndpointRecord,
@@ -160,12 +163,7 @@ export class PostgresWebhookRepository implements WebhookRepository {
     });
   }
 
-  async claim(q: {
-    now: number;
-    leaseUntil: number;
-    limit: number;
-    busyEndpoints: number[];
-  }): Promise<ClaimedDelivery[]> {
+  async claim(q: ClaimQuery): Promise<ClaimedDelivery[]> {
     const token = newLeaseToken();
     const rows = await this.db.query<ClaimRow>({
       text: `WITH due AS (
@@ -174,14 +172,30 @@ export class PostgresWebhookRepository implements WebhookRepository {
                  AND e.enabled = 1 AND NOT (d.endpoint_id = ANY($2::bigint[]))
                ORDER BY d.next_attempt_at, d.id LIMIT $3
                FOR UPDATE OF d SKIP LOCKED
+             ), capped AS (
+               -- At most the endpoint's room; the rows beyond are unlocked with the statement, not leased.
+               SELECT id FROM (
+                 SELECT d.id, d.endpoint_id,
+                   row_number() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.id) AS n
+                 FROM webhook_deliveries d JOIN due ON due.id = d.id
+               ) r
+               WHERE $6::int IS NULL OR r.n <= $6::int - coalesce(($7::jsonb ->> r.endpoint_id::text)::int, 0)
              ), leased AS (
-               UPDATE webhook_deliveries w SET lease_until = $4, lease_token = $5 FROM due WHERE w.id = due.id
+               UPDATE webhook_deliveries w SET lease_until = $4, lease_token = $5 FROM capped WHERE w.id = capped.id
                RETURNING w.id, w.endpoint_id, w.event_id, w.attempts
              )
              SELECT l.id, l.endpoint_id AS "endpointId", e.url, e.secret, e.previous_secret AS "previousSecret",
                e.previous_expires_at AS "previousExpiresAt", l.event_id AS "eventId", ev.payload, l.attempts
              FROM leased l JOIN webhook_endpoints e ON e.id = l.endpoint_id JOIN events ev ON ev.id = l.event_id`,
-      values: [q.now, q.busyEndpoints, q.limit, q.leaseUntil, token],
+      values: [
+        q.now,
+        q.busyEndpoints,
+        q.limit,
+        q.leaseUntil,
+        token,
+        q.perEndpoint ?? null,
+        JSON.stringify(q.inFlight ?? {}),
+      ],
     });
     return rows.map((row) => toClaimed(row, token, q.now));
   }
@@ -193,59 +207,104 @@ export class PostgresWebhookRepository implements WebhookRepository {
     });
   }
 
-  complete(
+  async complete(
     id: number,
     leaseToken: string,
     outcome: AttemptOutcome,
     now: number,
     disableAfterMs: number,
   ): Promise<boolean> {
+    const [held] = await this.completeAll([{ id, leaseToken, outcome }], now, disableAfterMs);
+    return held!;
+  }
+
+  /** Successes, the common case, go in two statements whatever their number; failures one by one. */
+  completeAll(completions: Completion[], now: number, disableAfterMs: number): Promise<boolean[]> {
     return this.db.transaction(async (client) => {
-      const succeeded = outcome.kind === 'succeeded';
-      const { rows } = await client.query<{ endpointId: number }>(
-        `UPDATE webhook_deliveries SET status = $1, attempts = attempts + 1, next_attempt_at = $2, lease_until = NULL,
-           lease_token = NULL, last_status_code = $3, last_error = $4, last_attempt_at = $5
-         WHERE id = $6 AND lease_token = $7 RETURNING endpoint_id AS "endpointId"`,
-        [
-          succeeded ? 'succeeded' : outcome.nextAttemptAt === null ? 'failed' : 'pending',
-          succeeded ? null : outcome.nextAttemptAt,
-          outcome.statusCode,
-          succeeded ? null : outcome.error,
-          now,
-          id,
-          leaseToken,
-        ],
-      );
-      const endpointId = rows[0]?.endpointId;
-      if (endpointId === undefined) return false;
-      if (succeeded) {
-        await client.query('UPDATE webhook_endpoints SET failing_since = NULL WHERE id = $1', [endpointId]);
-        return true;
-      }
-      const { rows: streak } = await client.query<{ since: number }>(
-        `UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, $1) WHERE id = $2
-         RETURNING failing_since AS since`,
-        [now, endpointId],
-      );
-      const since = streak[0]?.since;
-      const reason = outcome.gone
-        ? 'the receiver answered 410 Gone'
-        : since !== undefined && now - since >= disableAfterMs
-          ? 'deliveries failed for 3 days'
-          : null;
-      if (reason !== null) {
-        await client.query(
-          'UPDATE webhook_endpoints SET enabled = 0, disabled_reason = $1, updated_at = $2 WHERE id = $3',
-          [reason, now, endpointId],
+      const held = new Set<number>();
+      const successes = completions.filter((c) => c.outcome.kind === 'succeeded');
+      if (successes.length > 0) {
+        const { rows } = await client.query<{ id: number; endpointId: number }>(
+          `UPDATE webhook_deliveries w SET status = 'succeeded', attempts = attempts + 1, next_attempt_at = NULL,
+             lease_until = NULL, lease_token = NULL, last_status_code = x.code, last_error = NULL, last_attempt_at = $4
+           FROM unnest($1::bigint[], $2::text[], $3::int[]) AS x(id, token, code)
+           WHERE w.id = x.id AND w.lease_token = x.token
+           RETURNING w.id::int AS id, w.endpoint_id AS "endpointId"`,
+          [
+            successes.map((c) => c.id),
+            successes.map((c) => c.leaseToken),
+            successes.map((c) => c.outcome.statusCode),
+            now,
+          ],
         );
-        await client.query(
-          `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL,
-             last_error = coalesce(last_error, 'endpoint disabled') WHERE endpoint_id = $1 AND status = 'pending'`,
-          [endpointId],
-        );
+        for (const row of rows) held.add(Number(row.id));
+        if (rows.length > 0) {
+          // Only an endpoint that was failing is written: a success of a healthy one changes no row.
+          await client.query(
+            `UPDATE webhook_endpoints SET failing_since = NULL
+             WHERE id = ANY($1::bigint[]) AND failing_since IS NOT NULL`,
+            [[...new Set(rows.map((r) => r.endpointId))]],
+          );
+        }
       }
-      return true;
+      for (const c of completions) {
+        if (
+          c.outcome.kind === 'failed' &&
+          (await this.recordFailure(client, c, c.outcome, now, disableAfterMs))
+        ) {
+          held.add(c.id);
+        }
+      }
+      return completions.map((c) => held.has(c.id));
     });
+  }
+
+  private async recordFailure(
+    client: PoolClient,
+    c: Completion,
+    outcome: Extract<AttemptOutcome, { kind: 'failed' }>,
+    now: number,
+    disableAfterMs: number,
+  ): Promise<boolean> {
+    const { rows } = await client.query<{ endpointId: number }>(
+      `UPDATE webhook_deliveries SET status = $1, attempts = attempts + 1, next_attempt_at = $2, lease_until = NULL,
+         lease_token = NULL, last_status_code = $3, last_error = $4, last_attempt_at = $5
+       WHERE id = $6 AND lease_token = $7 RETURNING endpoint_id AS "endpointId"`,
+      [
+        outcome.nextAttemptAt === null ? 'failed' : 'pending',
+        outcome.nextAttemptAt,
+        outcome.statusCode,
+        outcome.error,
+        now,
+        c.id,
+        c.leaseToken,
+      ],
+    );
+    const endpointId = rows[0]?.endpointId;
+    if (endpointId === undefined) return false;
+    const { rows: streak } = await client.query<{ since: number }>(
+      `UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, $1) WHERE id = $2
+       RETURNING failing_since AS since`,
+      [now, endpointId],
+    );
+    const since = streak[0]?.since;
+    const reason = outcome.gone
+      ? 'the receiver answered 410 Gone'
+      : since !== undefined && now - since >= disableAfterMs
+        ? 'deliveries failed for 3 days'
+        : null;
+    if (reason !== null) {
+      await client.query(
+        'UPDATE webhook_endpoints SET enabled = 0, disabled_reason = $1, updated_at = $2 WHERE id = $3',
+        [reason, now, endpointId],
+      );
+      await client.query(
+        `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL,
+           last_error = coalesce(last_error, 'endpoint disabled') WHERE endpoint_id = $1 AND status = 'pending'`,
+        [endpointId],
+      );
+    }
+    return true;
   }
 
   async stats(): Promise<QueueStats> {

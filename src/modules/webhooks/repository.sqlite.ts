@@ -5,8 +5,11 @@ import {
   endpointWants,
   formatEvents,
   parseEvents,
+  roomFor,
   type AttemptOutcome,
   type ClaimedDelivery,
+  type ClaimQuery,
+  type Completion,
   type DeliveryRecord,
   type EndpointChange,
   type EndpointRecord,
@@ -67,6 +70,66 @@ export function toClaimed(row: ClaimRow, leaseToken: string, now: number): Claim
 }
 
 export const newLeaseToken = (): string => randomBytes(12).toString('base64url');
+
+/**
+ * The dispatcher's statements: preparing one costs more than running it, and they run several times per
+ * turn of the event loop under load.
+ */
+function prepareDispatch(db: BetterSqlite3.Database) {
+  return {
+    anyUndispatched: db.prepare<[], number>('SELECT 1 FROM events WHERE dispatched = 0 LIMIT 1').pluck(true),
+    undispatched: db.prepare<[number], { seq: number; id: string; type: string; accountId: number | null }>(
+      'SELECT seq, id, type, account_id AS accountId FROM events WHERE dispatched = 0 ORDER BY seq LIMIT ?',
+    ),
+    enabledEndpoints: db.prepare<[], EndpointRow>(
+      `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE enabled = 1`,
+    ),
+    insertDelivery: db.prepare(
+      `INSERT OR IGNORE INTO webhook_deliveries (endpoint_id, event_id, event_type, next_attempt_at, created_at)
+       VALUES (?, ?, ?, ?, ?)`,
+    ),
+    markDispatched: db.prepare('UPDATE events SET dispatched = 1 WHERE seq = ?'),
+    due: db.prepare<unknown[], ClaimRow>(
+      `SELECT d.id, d.endpoint_id AS endpointId, e.url, e.secret, e.previous_secret AS previousSecret,
+         e.previous_expires_at AS previousExpiresAt, d.event_id AS eventId, ev.payload, d.attempts
+       FROM webhook_deliveries d
+       JOIN webhook_endpoints e ON e.id = d.endpoint_id
+       JOIN events ev ON ev.id = d.event_id
+       WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND (d.lease_until IS NULL OR d.lease_until <= ?)
+         AND e.enabled = 1 AND d.endpoint_id NOT IN (SELECT value FROM json_each(?))
+       ORDER BY d.next_attempt_at, d.id LIMIT ?`,
+    ),
+    lease: db.prepare('UPDATE webhook_deliveries SET lease_until = ?, lease_token = ? WHERE id = ?'),
+    release: db.prepare(
+      'UPDATE webhook_deliveries SET lease_until = NULL, lease_token = NULL WHERE id = ? AND lease_token = ?',
+    ),
+    record: db
+      .prepare<unknown[], number>(
+        `UPDATE webhook_deliveries SET status = ?, attempts = attempts + 1, next_attempt_at = ?, lease_until = NULL,
+           lease_token = NULL, last_status_code = ?, last_error = ?, last_attempt_at = ?
+         WHERE id = ? AND lease_token = ? RETURNING endpoint_id`,
+      )
+      .pluck(true),
+    // Only an endpoint that was failing is written: a success of a healthy one changes no row.
+    streakEnded: db.prepare(
+      'UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL',
+    ),
+    streak: db
+      .prepare<[number, number], number>(
+        `UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, ?) WHERE id = ?
+         RETURNING failing_since`,
+      )
+      .pluck(true),
+    disable: db.prepare(
+      'UPDATE webhook_endpoints SET enabled = 0, disabled_reason = ?, updated_at = ? WHERE id = ?',
+    ),
+    failPending: db.prepare(
+      `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL,
+         last_error = coalesce(last_error, 'endpoint disabled') WHERE endpoint_id = ? AND status = 'pending'`,
+    ),
+  };
+}
+type DispatchStatements = ReturnType<typeof prepareDispatch>;
 
 /** Writes go through SqliteDatabase.write with BEGIN IMMEDIATE: one process holds the write lock at a time. */
 export class SqliteWebhookRepository implements WebhookRepository {
@@ -198,59 +261,43 @@ export class SqliteWebhookRepository implements WebhookRepository {
     );
   }
 
+  private prepared: DispatchStatements | undefined;
+  /** Prepared on first use, once: the dispatcher runs them several times per turn under load. */
+  private get dispatch(): DispatchStatements {
+    return (this.prepared ??= prepareDispatch(this.db));
+  }
+
   fanOut(now: number, limit: number): Promise<number> {
+    const s = this.dispatch;
     const run = this.db.transaction(() => {
-      const events = this.db
-        .prepare<[number], { seq: number; id: string; type: string; accountId: number | null }>(
-          'SELECT seq, id, type, account_id AS accountId FROM events WHERE dispatched = 0 ORDER BY seq LIMIT ?',
-        )
-        .all(limit);
+      const events = s.undispatched.all(limit);
       if (events.length === 0) return 0;
-      const endpoints = this.db
-        .prepare<[], EndpointRow>(`SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE enabled = 1`)
-        .all()
-        .map(toEndpoint);
-      const insert = this.db.prepare(
-        `INSERT OR IGNORE INTO webhook_deliveries (endpoint_id, event_id, event_type, next_attempt_at, created_at)
-         VALUES (?, ?, ?, ?, ?)`,
-      );
-      const mark = this.db.prepare('UPDATE events SET dispatched = 1 WHERE seq = ?');
+      const endpoints = s.enabledEndpoints.all().map(toEndpoint);
       for (const event of events) {
         for (const endpoint of endpoints) {
-          if (endpointWants(endpoint, event)) insert.run(endpoint.id, event.id, event.type, now, now);
+          if (endpointWants(endpoint, event))
+            s.insertDelivery.run(endpoint.id, event.id, event.type, now, now);
         }
-        mark.run(event.seq);
+        s.markDispatched.run(event.seq);
       }
       return events.length;
     });
-    return this.database.write(() => run.immediate());
+    // Most wakes find nothing to fan out: a read answers that without taking the write lock.
+    return this.database.write(() => (s.anyUndispatched.get() === undefined ? 0 : run.immediate()));
   }
 
-  claim(q: {
-    now: number;
-    leaseUntil: number;
-    limit: number;
-    busyEndpoints: number[];
-  }): Promise<ClaimedDelivery[]> {
+  claim(q: ClaimQuery): Promise<ClaimedDelivery[]> {
+    const s = this.dispatch;
     const run = this.db.transaction(() => {
       const token = newLeaseToken();
-      const busy = JSON.stringify(q.busyEndpoints);
-      const rows = this.db
-        .prepare<unknown[], ClaimRow>(
-          `SELECT d.id, d.endpoint_id AS endpointId, e.url, e.secret, e.previous_secret AS previousSecret,
-             e.previous_expires_at AS previousExpiresAt, d.event_id AS eventId, ev.payload, d.attempts
-           FROM webhook_deliveries d
-           JOIN webhook_endpoints e ON e.id = d.endpoint_id
-           JOIN events ev ON ev.id = d.event_id
-           WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND (d.lease_until IS NULL OR d.lease_until <= ?)
-             AND e.enabled = 1 AND d.endpoint_id NOT IN (SELECT value FROM json_each(?))
-           ORDER BY d.next_attempt_at, d.id LIMIT ?`,
-        )
-        .all(q.now, q.now, busy, q.limit);
-      const lease = this.db.prepare(
-        'UPDATE webhook_deliveries SET lease_until = ?, lease_token = ? WHERE id = ?',
-      );
-      for (const row of rows) lease.run(q.leaseUntil, token, row.id);
+      const taken = new Map<number, number>();
+      const rows = s.due.all(q.now, q.now, JSON.stringify(q.busyEndpoints), q.limit).filter((row) => {
+        const n = taken.get(row.endpointId) ?? 0;
+        if (n >= roomFor(q, row.endpointId)) return false;
+        taken.set(row.endpointId, n + 1);
+        return true;
+      });
+      for (const row of rows) s.lease.run(q.leaseUntil, token, row.id);
       return rows.map((row) => toClaimed(row, token, q.now));
     });
     return this.database.write(() => run.immediate());
@@ -258,67 +305,54 @@ export class SqliteWebhookRepository implements WebhookRepository {
 
   release(id: number, leaseToken: string): Promise<void> {
     return this.database.write(() => {
-      this.db
-        .prepare(
-          'UPDATE webhook_deliveries SET lease_until = NULL, lease_token = NULL WHERE id = ? AND lease_token = ?',
-        )
-        .run(id, leaseToken);
+      this.dispatch.release.run(id, leaseToken);
     });
   }
 
-  complete(
+  async complete(
     id: number,
     leaseToken: string,
     outcome: AttemptOutcome,
     now: number,
     disableAfterMs: number,
   ): Promise<boolean> {
-    const run = this.db.transaction(() => {
-      const endpointId = this.db
-        .prepare<[number, string], number>(
-          'SELECT endpoint_id FROM webhook_deliveries WHERE id = ? AND lease_token = ?',
-        )
-        .pluck(true)
-        .get(id, leaseToken);
-      if (endpointId === undefined) return false;
-      const record = this.db.prepare(
-        `UPDATE webhook_deliveries SET status = ?, attempts = attempts + 1, next_attempt_at = ?, lease_until = NULL,
-           lease_token = NULL, last_status_code = ?, last_error = ?, last_attempt_at = ? WHERE id = ?`,
-      );
+    const [held] = await this.completeAll([{ id, leaseToken, outcome }], now, disableAfterMs);
+    return held!;
+  }
+
+  completeAll(completions: Completion[], now: number, disableAfterMs: number): Promise<boolean[]> {
+    const s = this.dispatch;
+    const recordOne = ({ id, leaseToken, outcome }: Completion): boolean => {
       if (outcome.kind === 'succeeded') {
-        record.run('succeeded', null, outcome.statusCode, null, now, id);
-        this.db.prepare('UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ?').run(endpointId);
+        const endpointId = s.record.get('succeeded', null, outcome.statusCode, null, now, id, leaseToken);
+        if (endpointId === undefined) return false;
+        s.streakEnded.run(endpointId);
         return true;
       }
       const status = outcome.nextAttemptAt === null ? 'failed' : 'pending';
-      record.run(status, outcome.nextAttemptAt, outcome.statusCode, outcome.error, now, id);
-      this.db
-        .prepare('UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, ?) WHERE id = ?')
-        .run(now, endpointId);
-      const since = this.db
-        .prepare<[number], number | null>('SELECT failing_since FROM webhook_endpoints WHERE id = ?')
-        .pluck(true)
-        .get(endpointId);
+      const endpointId = s.record.get(
+        status,
+        outcome.nextAttemptAt,
+        outcome.statusCode,
+        outcome.error,
+        now,
+        id,
+        leaseToken,
+      );
+      if (endpointId === undefined) return false;
+      const since = s.streak.get(now, endpointId);
       const reason = outcome.gone
         ? 'the receiver answered 410 Gone'
         : since !== null && since !== undefined && now - since >= disableAfterMs
           ? 'deliveries failed for 3 days'
           : null;
       if (reason !== null) {
-        this.db
-          .prepare(
-            'UPDATE webhook_endpoints SET enabled = 0, disabled_reason = ?, updated_at = ? WHERE id = ?',
-          )
-          .run(reason, now, endpointId);
-        this.db
-          .prepare(
-            `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL,
-               last_error = coalesce(last_error, 'endpoint disabled') WHERE endpoint_id = ? AND status = 'pending'`,
-          )
-          .run(endpointId);
+        s.disable.run(reason, now, endpointId);
+        s.failPending.run(endpointId);
       }
       return true;
-    });
+    };
+    const run = this.db.transaction(() => completions.map(recordOne));
     return this.database.write(() => run.immediate());
   }
 

@@ -72,6 +72,27 @@ export type AttemptOutcome =
       gone: boolean;
     };
 
+export interface ClaimQuery {
+  now: number;
+  leaseUntil: number;
+  limit: number;
+  busyEndpoints: number[];
+  /** Lease at most this many per endpoint, less what `inFlight` says it already has (default: no cap). */
+  perEndpoint?: number;
+  inFlight?: Record<number, number>;
+}
+
+/** How many more deliveries of `endpointId` a claim may lease. */
+export const roomFor = (q: ClaimQuery, endpointId: number): number =>
+  q.perEndpoint === undefined ? Infinity : q.perEndpoint - (q.inFlight?.[endpointId] ?? 0);
+
+/** One finished attempt to record, under the lease it was sent with. */
+export interface Completion {
+  id: number;
+  leaseToken: string;
+  outcome: AttemptOutcome;
+}
+
 export interface QueueStats {
   pending: number;
   /** created_at of the oldest pending delivery of an enabled endpoint, or null. */
@@ -89,10 +110,13 @@ export interface QueueStats {
  *   transaction. On PostgreSQL concurrent callers skip each other's events (FOR UPDATE SKIP LOCKED).
  *   Returns how many events it took.
  * - `claim` leases up to `limit` due pending deliveries of enabled endpoints not in `busyEndpoints` (their
- *   lease expired or they have none) until `leaseUntil`; no delivery is held by two unexpired leases.
+ *   lease expired or they have none) until `leaseUntil`, at most `roomFor` per endpoint (the rows beyond
+ *   are left alone, not leased); no delivery is held by two unexpired leases.
  * - `complete` records an attempt only if the lease token still holds (a reclaimed delivery's late answer is
  *   dropped). A failure starts (or continues) the endpoint's failing streak; a success ends it; a streak
  *   older than `disableAfterMs` or a 410 disables the endpoint and fails its pending deliveries.
+ *   `completeAll` records several attempts so, in one transaction, in the order given; each result says
+ *   whether that attempt's lease still held.
  */
 export interface WebhookRepository {
   createEndpoint(accountId: number, endpoint: NewEndpoint, now: number): Promise<EndpointRecord>;
@@ -116,12 +140,7 @@ export interface WebhookRepository {
   /** Makes the delivery pending and due now; undefined when the endpoint has no such delivery. */
   retryDelivery(endpointId: number, deliveryId: number, now: number): Promise<DeliveryRecord | undefined>;
   fanOut(now: number, limit: number): Promise<number>;
-  claim(query: {
-    now: number;
-    leaseUntil: number;
-    limit: number;
-    busyEndpoints: number[];
-  }): Promise<ClaimedDelivery[]>;
+  claim(query: ClaimQuery): Promise<ClaimedDelivery[]>;
   /** Gives a lease back unattempted (claimed beyond the endpoint's concurrency). */
   release(id: number, leaseToken: string): Promise<void>;
   complete(
@@ -131,6 +150,7 @@ export interface WebhookRepository {
     now: number,
     disableAfterMs: number,
   ): Promise<boolean>;
+  completeAll(completions: Completion[], now: number, disableAfterMs: number): Promise<boolean[]>;
   stats(): Promise<QueueStats>;
 }
 
