@@ -105,8 +105,10 @@ export async function postgresEnv(
   return { DATABASE_URL: url.toString() };
 }
 
-/** An enterprise key with the given quotas, made with the CLI (which also creates and migrates the database). */
+/** An enterprise key with the given quotas, made with the CLI (after `migrate`, which creates the database). */
 export async function createKey(env: Record<string, string>, perMinute = 1_000_000_000): Promise<string> {
+  const migrated = await cli(['migrate'], env);
+  if (migrated.code !== 0) throw new Error(`migrate failed: ${migrated.stderr}`);
   const account = uniqueName('acct');
   const result = await cli(
     [

@@ -64,6 +64,9 @@ describe(
 
     before(async () => {
       environment = await environmentFor(sqliteMemory);
+      // keys create works on an existing database only; migrate creates it.
+      const migrated = await cli(['migrate'], environment.env);
+      assert.equal(migrated.code, 0, migrated.stderr);
       ({ stdout: key } = await cli(['keys', 'create', '--account', 'docs-browser'], environment.env).then(
         (result) => {
           assert.equal(result.code, 0, result.stderr);

@@ -35,6 +35,7 @@ export const ERROR_CODES = [
   'headers_too_large', // 431
   'internal_error', // 500
   'service_unavailable', // 503
+  'overloaded', // 503
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -387,7 +387,8 @@ export interface components {
         | 'too_many_invalid_keys'
         | 'headers_too_large'
         | 'internal_error'
-        | 'service_unavailable';
+        | 'service_unavailable'
+        | 'overloaded';
       /**
        * @description Human-readable description.
        * @example Invalid request: name is required.
@@ -979,7 +980,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing store is unavailable. Carries `Retry-After`. */
+      /** @description A backing store is unavailable (`service_unavailable`), or the instance is overloaded and did nothing (`overloaded`). Carries `Retry-After`. */
       503: {
         headers: {
           /** @description Whole seconds to wait. */
@@ -1187,7 +1188,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing store is unavailable. Carries `Retry-After`. */
+      /** @description A backing store is unavailable (`service_unavailable`), or the instance is overloaded and did nothing (`overloaded`). Carries `Retry-After`. */
       503: {
         headers: {
           /** @description Whole seconds to wait. */
@@ -1398,7 +1399,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing store is unavailable. Carries `Retry-After`. */
+      /** @description A backing store is unavailable (`service_unavailable`), or the instance is overloaded and did nothing (`overloaded`). Carries `Retry-After`. */
       503: {
         headers: {
           /** @description Whole seconds to wait. */
@@ -1606,7 +1607,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing store is unavailable. Carries `Retry-After`. */
+      /** @description A backing store is unavailable (`service_unavailable`), or the instance is overloaded and did nothing (`overloaded`). Carries `Retry-After`. */
       503: {
         headers: {
           /** @description Whole seconds to wait. */
@@ -1852,7 +1853,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing store is unavailable. Carries `Retry-After`. */
+      /** @description A backing store is unavailable (`service_unavailable`), or the instance is overloaded and did nothing (`overloaded`). Carries `Retry-After`. */
       503: {
         headers: {
           /** @description Whole seconds to wait. */
@@ -1983,7 +1984,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing store is unavailable. Carries `Retry-After`. */
+      /** @description A backing store is unavailable (`service_unavailable`), or the instance is overloaded and did nothing (`overloaded`). Carries `Retry-After`. */
       503: {
         headers: {
           /** @description Whole seconds to wait. */
@@ -2141,7 +2142,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing store is unavailable. Carries `Retry-After`. */
+      /** @description A backing store is unavailable (`service_unavailable`), or the instance is overloaded and did nothing (`overloaded`). Carries `Retry-After`. */
       503: {
         headers: {
           /** @description Whole seconds to wait. */
@@ -2357,7 +2358,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing store is unavailable. Carries `Retry-After`. */
+      /** @description A backing store is unavailable (`service_unavailable`), or the instance is overloaded and did nothing (`overloaded`). Carries `Retry-After`. */
       503: {
         headers: {
           /** @description Whole seconds to wait. */
@@ -2523,7 +2524,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing store is unavailable. Carries `Retry-After`. */
+      /** @description A backing store is unavailable (`service_unavailable`), or the instance is overloaded and did nothing (`overloaded`). Carries `Retry-After`. */
       503: {
         headers: {
           /** @description Whole seconds to wait. */
@@ -2762,7 +2763,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing store is unavailable. Carries `Retry-After`. */
+      /** @description A backing store is unavailable (`service_unavailable`), or the instance is overloaded and did nothing (`overloaded`). Carries `Retry-After`. */
       503: {
         headers: {
           /** @description Whole seconds to wait. */
@@ -3001,7 +3002,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing store is unavailable. Carries `Retry-After`. */
+      /** @description A backing store is unavailable (`service_unavailable`), or the instance is overloaded and did nothing (`overloaded`). Carries `Retry-After`. */
       503: {
         headers: {
           /** @description Whole seconds to wait. */
@@ -3240,7 +3241,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing store is unavailable. Carries `Retry-After`. */
+      /** @description A backing store is unavailable (`service_unavailable`), or the instance is overloaded and did nothing (`overloaded`). Carries `Retry-After`. */
       503: {
         headers: {
           /** @description Whole seconds to wait. */
@@ -3371,7 +3372,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing store is unavailable. Carries `Retry-After`. */
+      /** @description A backing store is unavailable (`service_unavailable`), or the instance is overloaded and did nothing (`overloaded`). Carries `Retry-After`. */
       503: {
         headers: {
           /** @description Whole seconds to wait. */
@@ -3518,7 +3519,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing store is unavailable. Carries `Retry-After`. */
+      /** @description A backing store is unavailable (`service_unavailable`), or the instance is overloaded and did nothing (`overloaded`). Carries `Retry-After`. */
       503: {
         headers: {
           /** @description Whole seconds to wait. */
@@ -3656,7 +3657,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing store is unavailable. Carries `Retry-After`. */
+      /** @description A backing store is unavailable (`service_unavailable`), or the instance is overloaded and did nothing (`overloaded`). Carries `Retry-After`. */
       503: {
         headers: {
           /** @description Whole seconds to wait. */
@@ -3874,7 +3875,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing store is unavailable. Carries `Retry-After`. */
+      /** @description A backing store is unavailable (`service_unavailable`), or the instance is overloaded and did nothing (`overloaded`). Carries `Retry-After`. */
       503: {
         headers: {
           /** @description Whole seconds to wait. */
@@ -4024,7 +4025,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing store is unavailable. Carries `Retry-After`. */
+      /** @description A backing store is unavailable (`service_unavailable`), or the instance is overloaded and did nothing (`overloaded`). Carries `Retry-After`. */
       503: {
         headers: {
           /** @description Whole seconds to wait. */
@@ -4172,7 +4173,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing store is unavailable. Carries `Retry-After`. */
+      /** @description A backing store is unavailable (`service_unavailable`), or the instance is overloaded and did nothing (`overloaded`). Carries `Retry-After`. */
       503: {
         headers: {
           /** @description Whole seconds to wait. */
@@ -4359,7 +4360,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing store is unavailable. Carries `Retry-After`. */
+      /** @description A backing store is unavailable (`service_unavailable`), or the instance is overloaded and did nothing (`overloaded`). Carries `Retry-After`. */
       503: {
         headers: {
           /** @description Whole seconds to wait. */
@@ -4558,7 +4559,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing store is unavailable. Carries `Retry-After`. */
+      /** @description A backing store is unavailable (`service_unavailable`), or the instance is overloaded and did nothing (`overloaded`). Carries `Retry-After`. */
       503: {
         headers: {
           /** @description Whole seconds to wait. */
@@ -4715,7 +4716,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing store is unavailable. Carries `Retry-After`. */
+      /** @description A backing store is unavailable (`service_unavailable`), or the instance is overloaded and did nothing (`overloaded`). Carries `Retry-After`. */
       503: {
         headers: {
           /** @description Whole seconds to wait. */
@@ -4867,7 +4868,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A backing store is unavailable. Carries `Retry-After`. */
+      /** @description A backing store is unavailable (`service_unavailable`), or the instance is overloaded and did nothing (`overloaded`). Carries `Retry-After`. */
       503: {
         headers: {
           /** @description Whole seconds to wait. */
