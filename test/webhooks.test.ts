@@ -372,10 +372,14 @@ for (const backend of await backends()) {
         const { id } = await createEndpoint();
         await insertEvent(ctx.database, { type: 'pet.created' });
         const start = receiver.requests.length;
-        const d = dispatcher({ timeoutMs: 60_000 });
+        // The hanging attempt never completes, so the first attempt on record is the other endpoint's.
+        let recorded!: (kinds: readonly string[]) => void;
+        const firstRecorded = new Promise<readonly string[]>((resolve) => (recorded = resolve));
+        const d = dispatcher({ timeoutMs: 60_000, onRecorded: (kinds) => recorded(kinds) });
         d.start();
         await hanging.waitFor(1);
         await receiver.waitFor(start + 1);
+        assert.deepEqual(await firstRecorded, ['succeeded']);
         assert.equal((await api('GET', '/webhook-endpoints')).statusCode, 200);
         assert.equal((await deliveries(id))[0]!.status, 'succeeded');
         await d.stop();

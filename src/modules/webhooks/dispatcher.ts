@@ -54,6 +54,8 @@ export interface DispatcherOptions {
   random?: () => number;
   /** Test seam: name resolution for the SSRF check. */
   resolve?: SendOptions['resolve'];
+  /** Called once a batch of attempts is on record (committed), with their outcomes: tests wait on it. */
+  onRecorded?: (outcomes: readonly AttemptOutcome['kind'][]) => void;
 }
 
 export class WebhookDispatcher {
@@ -298,6 +300,7 @@ export class WebhookDispatcher {
         DISABLE_AFTER_MS,
       );
       batch.forEach((b, i) => b.resolve(held[i]!));
+      this.options.onRecorded?.(batch.map((b) => b.completion.outcome.kind));
     } catch (error) {
       for (const b of batch) b.reject(error);
     }
