@@ -167,14 +167,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const registry = options.registry ?? createRegistry();
   const metrics = registerObservability(app, registry, { counterStore, database });
   registerCostMetrics(registry, database, counterStore);
-  const poolStats = database.poolStats?.bind(database);
   // First after the request id: a refusal under overload costs no key lookup and no database work.
   const overload = registerOverload(app, {
     maxInFlight: config.overloadMaxInFlight ?? DEFAULT_OVERLOAD_MAX_IN_FLIGHT,
-    ...(poolStats && {
-      // Two waiters per pooled connection: a short wait each, not a queue timing out at DB_TIMEOUT_MS.
-      backlog: { length: () => poolStats().waiting, max: 2 * poolStats().max },
-    }),
     registry,
     clock,
   });

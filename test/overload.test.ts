@@ -242,36 +242,3 @@ function get(
     req.end();
   });
 }
-
-describe('overload protection: the database queue', () => {
-  test('a long queue for pool connections refuses new requests at once; a short one admits them', async () => {
-    const { default: Fastify } = await import('fastify');
-    const { Registry } = await import('prom-client');
-    const { registerOverload } = await import('../src/http/overload.js');
-    const app = Fastify();
-    let queued = 0;
-    const state = registerOverload(app, {
-      maxInFlight: 1_000,
-      backlog: { length: () => queued, max: 2 },
-      registry: new Registry(),
-      clock: () => Date.now(),
-    });
-    let served = 0;
-    app.get('/v1/thing', { config: { access: 'public' } }, () => ({ served: ++served }));
-    app.get('/healthz', { config: { access: 'operations' } }, () => ({ status: 'ok' }));
-    try {
-      queued = 2;
-      assert.equal((await app.inject('/v1/thing')).statusCode, 200, 'at the limit: admitted');
-      queued = 3;
-      const refused = await app.inject('/v1/thing');
-      assertOverloaded(refused, 'beyond the limit');
-      assert.equal(served, 1, 'the refused request never reached its handler');
-      assert.equal(state.shedding(), true);
-      assert.equal((await app.inject('/healthz')).statusCode, 200, '/healthz is never refused');
-      queued = 0;
-      assert.equal((await app.inject('/v1/thing')).statusCode, 200, 'served again once the queue is short');
-    } finally {
-      await app.close();
-    }
-  });
-});

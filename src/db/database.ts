@@ -44,7 +44,7 @@ export interface Database {
   ping(): Promise<void>;
   close(): Promise<void>;
   /** The connection pool's state for /metrics; absent where there is no pool (SQLite). */
-  poolStats?(): { total: number; idle: number; waiting: number; max: number };
+  poolStats?(): { total: number; idle: number; waiting: number };
 }
 
 /** The migration creating the `installation` table, whose one row the runner inserts right after it. */

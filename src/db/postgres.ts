@@ -323,13 +323,8 @@ export class PostgresDatabase implements Database {
   }
 
   /** The pool's connections, for /metrics: opened, idle, and callers waiting for one. */
-  poolStats(): { total: number; idle: number; waiting: number; max: number } {
-    return {
-      total: this.pool.totalCount,
-      idle: this.pool.idleCount,
-      waiting: this.pool.waitingCount,
-      max: this.pool.options.max,
-    };
+  poolStats(): { total: number; idle: number; waiting: number } {
+    return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount };
   }
 
   repository<R>(factory: RepositoryFactory<R>): R {

@@ -35,14 +35,6 @@ const RETRY_AFTER_SECONDS = '1';
 export interface OverloadOptions {
   /** Requests in flight beyond which new ones are refused. */
   maxInFlight: number;
-  /**
-   * Work already queued behind the database (PostgreSQL: callers waiting for a pool connection) and the
-   * queue length beyond which new requests are refused. Under a flood the in-flight budget alone fills with
-   * requests that each wait for one of a few connections until DB_TIMEOUT_MS and then fail (measured: 97 %
-   * of a 2,000-connection flood refused, 2xx down to a tenth); refusing while that queue is long keeps the
-   * admitted requests' wait short. Omitted (SQLite: no pool), only the in-flight budget applies.
-   */
-  backlog?: { length: () => number; max: number };
   registry: Registry;
   clock: Clock;
 }
@@ -55,7 +47,7 @@ export interface OverloadState {
 }
 
 export function registerOverload(app: FastifyInstance, options: OverloadOptions): OverloadState {
-  const { maxInFlight, clock, backlog } = options;
+  const { maxInFlight, clock } = options;
   let inFlight = 0;
   let lastRefusal = -Infinity;
   const refused = new Counter({
@@ -96,7 +88,7 @@ export function registerOverload(app: FastifyInstance, options: OverloadOptions)
   // Callback style: it runs for every request, and an async hook costs a promise each time.
   app.addHook('onRequest', (request, reply, done) => {
     if (request.routeOptions.config.access === 'operations') return done();
-    if (inFlight >= maxInFlight || (backlog !== undefined && backlog.length() > backlog.max)) {
+    if (inFlight >= maxInFlight) {
       refused.inc();
       lastRefusal = clock();
       if (refusals.push(reply) === 1) setImmediate(refuseAll);
