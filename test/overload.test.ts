@@ -25,6 +25,7 @@ const FLOOD = 24;
 function assertOverloaded(res: LightMyRequestResponse, label: string): void {
   assertErrorShape(res, 503, 'overloaded', label);
   assert.match(String(res.headers['retry-after']), /^[1-9]\d*$/, `${label}: Retry-After`);
+  assert.equal(res.headers.connection, 'close', `${label}: the refused connection is closed`);
 }
 
 /**

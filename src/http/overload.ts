@@ -78,6 +78,11 @@ export function registerOverload(app: FastifyInstance, options: OverloadOptions)
     const replies = refusals;
     refusals = [];
     for (const reply of replies) {
+      // Closing the refused connection makes its client reconnect before it asks again, instead of re-sending
+      // at once on a keep-alive connection: measured with wrk on PostgreSQL + Redis, a 2,000-connection flood
+      // went from 0.06 to 0.90 of the 16-connection rate kept (0.02 → 0.75 at 5,000, 0 requests unanswered),
+      // on SQLite at 5,000 from 0.39 to 0.95: the re-sent refusals had filled every turn of the event loop.
+      reply.header('connection', 'close');
       sendError(
         reply,
         new ApiError('overloaded', undefined, undefined, { 'retry-after': RETRY_AFTER_SECONDS }),
