@@ -41,6 +41,8 @@ export interface Load {
   requests?: autocannon.Request[];
   /** Give each connection its own list of requests (e.g. many distinct keys). */
   perClientRequests?: autocannon.Request[][];
+  /** Pace the run at this many requests per second over all connections (unset: as fast as answered). */
+  overallRate?: number;
 }
 
 export interface RunResult {
@@ -81,6 +83,7 @@ export function load(target: Load, durationS: number, connections: number): Prom
         connections,
         pipelining: 1,
         duration: durationS,
+        ...(target.overallRate !== undefined ? { overallRate: target.overallRate } : {}),
         headers: target.headers,
         requests: target.requests,
         setupClient: perClient

@@ -3,8 +3,9 @@
  * service of its own (a fresh database of 10,000 pets, since the shared service's environment has no
  * WEBHOOK_ALLOW_HOSTS) with one endpoint subscribed to every event on a receiver in this process that
  * answers 200 at once. Reports POST /v1/pets and GET /v1/pets?limit=20
- * against the baseline with the endpoint subscribed, then a plain POST run: deliveries received per second
- * from its start until the queue has drained, and p99 from commit (the event's timestamp) to receipt.
+ * against the baseline with the endpoint subscribed; then a POST run as fast as answered: deliveries
+ * received per second from its start until the queue has drained (the throughput); then POSTs paced at
+ * 500/s, the throughput target: p99 from commit (the event's timestamp) to receipt (the latency).
  */
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -21,6 +22,9 @@ import { defineScenario, Skip, type Outcome, type Scenario } from '../lib/scenar
 import { createKey, logFile, seed, trimLog } from '../lib/service.js';
 
 const PETS = 10_000;
+/** The delivery latency is measured with POSTs paced at the throughput target, for this long. */
+const PACED_PER_S = 500;
+const PACED_S = 10;
 /** The queue counts as drained when nothing arrived for this long. */
 const QUIET_MS = 2000;
 
@@ -139,7 +143,9 @@ export function webhooksScenario(backend: 'sqlite' | 'postgres'): Scenario<State
       });
       await drained(state.received);
 
-      // Delivery: a plain POST run, then until the queue drains.
+      // Throughput: a POST run as fast as the service answers, then until the queue drains. The commits
+      // outpace one instance's deliveries here (both share one event loop), so the latency of this run is
+      // the age of the backlog at its end, reported but not judged.
       const from = state.received.length;
       const start = Date.now();
       const run = await ctx.run(post, ctx.settings.rounds * ctx.settings.roundS);
@@ -147,12 +153,30 @@ export function webhooksScenario(backend: 'sqlite' | 'postgres'): Scenario<State
       const deliveries = state.received.slice(from);
       const seconds = ((deliveries.at(-1)?.at ?? start) - start) / 1000;
       const deliveriesPerS = deliveries.length / seconds;
-      const deliveryP99Ms = percentile(
+      const backlogP99Ms = percentile(
         deliveries.map((d) => d.latencyMs),
         99,
       );
-      const failures = created.non2xx + created.errors + list.non2xx + list.errors + run.non2xx + run.errors;
-      const missing = run.requests - run.non2xx - run.errors - deliveries.length;
+
+      // Latency: commit → receipt while events arrive at the throughput target's rate (POSTs paced at
+      // PACED_PER_S from an empty queue), i.e. what a receiver sees when the instance delivers as fast as
+      // it commits.
+      const pacedFrom = state.received.length;
+      const paced = await ctx.run({ ...post, overallRate: PACED_PER_S }, ctx.settings.quick ? 3 : PACED_S);
+      await drained(state.received);
+      const pacedLatencies = state.received.slice(pacedFrom).map((d) => d.latencyMs);
+      const deliveryP50Ms = percentile(pacedLatencies, 50);
+      const deliveryP99Ms = percentile(pacedLatencies, 99);
+      const failures =
+        created.non2xx +
+        created.errors +
+        list.non2xx +
+        list.errors +
+        run.non2xx +
+        run.errors +
+        paced.non2xx +
+        paced.errors;
+      const missing = run.requests - deliveries.length + (paced.requests - pacedLatencies.length);
       return {
         row: {
           rps: created.rps,
@@ -164,10 +188,9 @@ export function webhooksScenario(backend: 'sqlite' | 'postgres'): Scenario<State
           note:
             `list ${list.rps.toFixed(0)} req/s, ratio ${list.ratio.toFixed(2)}; ` +
             `${deliveries.length} deliveries in ${seconds.toFixed(1)} s = ${deliveriesPerS.toFixed(0)}/s ` +
-            `(POST ${run.rps.toFixed(0)} req/s), commit→receipt p50 ${percentile(
-              deliveries.map((d) => d.latencyMs),
-              50,
-            ).toFixed(0)} ms p99 ${deliveryP99Ms.toFixed(0)} ms` +
+            `(POST ${run.rps.toFixed(0)} req/s, backlog age p99 ${backlogP99Ms.toFixed(0)} ms); ` +
+            `at ${PACED_PER_S} POST/s: commit→receipt p50 ${deliveryP50Ms.toFixed(0)} ms ` +
+            `p99 ${deliveryP99Ms.toFixed(0)} ms` +
             (missing > 0 ? `; ${missing} created pets not delivered` : ''),
         },
         metrics: { ratio: created.ratio, listRatio: list.ratio, deliveriesPerS, deliveryP99Ms },
