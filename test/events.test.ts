@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { InjectOptions } from 'fastify';
-import { buildEvent } from '../src/modules/events/index.js';
+import { buildEvent, newEventId } from '../src/modules/events/index.js';
 import { backends, bearer, createTestContext, type TestContext } from './helpers.js';
 import { assertV1Error } from './support/assertions.js';
 import { appendEvent, feedPoller, readFeed, type FeedEvent } from './support/events.js';
@@ -15,6 +15,14 @@ import { insertOrderRow } from './support/order-rows.js';
 
 const MERGE_PATCH = { 'content-type': 'application/merge-patch+json' };
 const EVENT_ID = /^evt_[0-9a-f]{24}$/;
+
+test('event ids of one process ascend (time, then a counter within the millisecond) and never repeat', () => {
+  const now = Date.now();
+  const ids = [...Array.from({ length: 1000 }, () => newEventId(now)), newEventId(now + 1)];
+  for (const id of ids) assert.match(id, EVENT_ID);
+  assert.deepEqual([...ids].sort(), ids);
+  assert.equal(new Set(ids).size, ids.length);
+});
 
 for (const backend of await backends()) {
   describe(`events [${backend.name}]`, () => {

@@ -168,6 +168,24 @@ for (const backend of await backends()) {
       assert.deepEqual(event.data.object, created.json());
     });
 
+    test('a change committed while no endpoint is enabled goes to none created later', async () => {
+      await clearEndpoints();
+      const unwatched = await api('POST', '/pets', { name: 'Unwatched', categoryId: 1 });
+      assert.equal(unwatched.statusCode, 201);
+      const { id } = await createEndpoint({ url, events: ['pet.created'] });
+      const watched = await api('POST', '/pets', { name: 'Watched', categoryId: 1 });
+      assert.equal(watched.statusCode, 201);
+      const start = receiver.requests.length;
+      await dispatcher().runOnce();
+      const request = (await receiver.waitFor(start + 1))[start]!;
+      assert.deepEqual(
+        (JSON.parse(request.body) as { data: { object: unknown } }).data.object,
+        watched.json(),
+      );
+      const sent = await deliveries(id);
+      assert.equal(sent.length, 1, JSON.stringify(sent));
+    });
+
     test('order.* reach the order account and orders:manage endpoints only; pet.* reach all', async () => {
       await clearEndpoints();
       const owner = await ctx.createKey({ name: 'order-owner', scopes: ['webhooks:write'] });

@@ -2,7 +2,7 @@ import type { ApiModule } from '../module.js';
 import { eventRoutes } from './routes.js';
 import { Event } from './schemas.js';
 
-export { buildEvent, eventRepository, previousValues, EVENT_RETENTION_MS } from './repository.js';
+export { buildEvent, eventRepository, newEventId, previousValues, EVENT_RETENTION_MS } from './repository.js';
 export type { EventRepository, NewEvent } from './repository.js';
 export type { SqliteEventRepository } from './repository.sqlite.js';
 export type { PostgresEventRepository } from './repository.postgres.js';

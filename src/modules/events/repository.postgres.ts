@@ -14,14 +14,20 @@ import {
  * that already followed its cursor past 10, and the poller would never see it. Held from the append until
  * the end of the transaction (the rest of a write is one or two statements and the commit), it serialises
  * only that tail of concurrent writes.
+ *
+ * With no enabled webhook endpoint, nobody is waiting to be sent the event: it is written as already
+ * dispatched, so the dispatcher does not rewrite every event after the fact.
  */
+const UNWATCHED = '(NOT EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled = 1))::int';
+
 const APPEND = `WITH lock AS (SELECT pg_advisory_xact_lock(hashtextextended($6, 0)))
-  INSERT INTO events (id, type, account_id, payload, created_at) SELECT $1, $2, $3, $4, $5 FROM lock`;
+  INSERT INTO events (id, type, account_id, payload, created_at, dispatched)
+  SELECT $1, $2, $3, $4, $5, ${UNWATCHED} FROM lock`;
 
 /** APPEND for several events in one statement (one round trip), in the order given. */
 const APPEND_ALL = `WITH lock AS (SELECT pg_advisory_xact_lock(hashtextextended($6, 0)))
-  INSERT INTO events (id, type, account_id, payload, created_at)
-  SELECT e.id, e.type, e.account_id, e.payload, e.created_at
+  INSERT INTO events (id, type, account_id, payload, created_at, dispatched)
+  SELECT e.id, e.type, e.account_id, e.payload, e.created_at, ${UNWATCHED}
   FROM lock, unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::bigint[]) WITH ORDINALITY
     AS e(id, type, account_id, payload, created_at, n)
   ORDER BY e.n`;

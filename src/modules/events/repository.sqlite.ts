@@ -18,7 +18,10 @@ export class SqliteEventRepository implements EventRepository {
   constructor(private readonly database: SqliteDatabase) {
     const db = (this.db = database.db);
     this.insert = db.prepare(
-      'INSERT INTO events (id, type, account_id, payload, created_at) VALUES (?, ?, ?, ?, ?)',
+      // With no enabled webhook endpoint, nobody is waiting to be sent the event: it is written as already
+      // dispatched, so the dispatcher does not rewrite every event (and its partial index) after the fact.
+      `INSERT INTO events (id, type, account_id, payload, created_at, dispatched)
+       VALUES (?, ?, ?, ?, ?, NOT EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled = 1))`,
     );
     this.purgeStatement = db.prepare('DELETE FROM events WHERE created_at < ?');
   }

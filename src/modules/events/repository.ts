@@ -7,6 +7,38 @@ import type { EventType } from './schemas.js';
 /** How long events are kept (DESIGN 4.4); older ones are purged whether dispatched or not. */
 export const EVENT_RETENTION_MS = 30 * 24 * 3600_000;
 
+/** Random bytes drawn in bulk: one randomBytes call per event cost more than the rest of building it. */
+const RANDOM_POOL_BYTES = 4096;
+let randomPool = Buffer.alloc(0);
+let randomOffset = 0;
+let lastIdMs = -1;
+let sameMsCount = 0;
+
+/**
+ * `evt_` + 24 hex digits: the time in ms (12), a counter within that ms (4) and 4 random bytes (8). Ids of
+ * one process ascend, so the events table's unique index on id grows at its end instead of at a random page
+ * per event (fewer pages dirtied per commit); the random part keeps ids of several instances apart.
+ */
+export function newEventId(now: number): string {
+  if (now === lastIdMs) sameMsCount = (sameMsCount + 1) & 0xffff;
+  else {
+    lastIdMs = now;
+    sameMsCount = 0;
+  }
+  if (randomOffset + 4 > randomPool.length) {
+    randomPool = randomBytes(RANDOM_POOL_BYTES);
+    randomOffset = 0;
+  }
+  const random = randomPool.readUInt32BE(randomOffset);
+  randomOffset += 4;
+  return (
+    'evt_' +
+    Math.max(0, Math.trunc(now)).toString(16).padStart(12, '0').slice(-12) +
+    sameMsCount.toString(16).padStart(4, '0') +
+    random.toString(16).padStart(8, '0')
+  );
+}
+
 /** An event ready to be appended: its payload is the JSON served and delivered, byte for byte. */
 export interface NewEvent {
   id: string;
@@ -27,7 +59,7 @@ export function buildEvent(
   now: number,
   accountId: number | null = null,
 ): NewEvent {
-  const id = `evt_${randomBytes(12).toString('hex')}`;
+  const id = newEventId(now);
   const payload = JSON.stringify({
     id,
     type,
