@@ -23,7 +23,15 @@ export class SqliteEventRepository implements EventRepository {
       `INSERT INTO events (id, type, account_id, payload, created_at, dispatched)
        VALUES (?, ?, ?, ?, ?, NOT EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled = 1))`,
     );
-    this.purgeStatement = db.prepare('DELETE FROM events WHERE created_at < ?');
+    // The prefix of the seq order created before the cutoff: the subquery walks the table from its oldest
+    // row and stops at the first one to keep, so a purge costs what it deletes, without an index on
+    // created_at (one writer, so created_at follows seq; an event committed out of clock order by another
+    // process goes with the next purge after the events before it).
+    this.purgeStatement = db.prepare(
+      `DELETE FROM events WHERE seq < coalesce(
+         (SELECT seq FROM events WHERE created_at >= ? ORDER BY seq LIMIT 1),
+         (SELECT coalesce(max(seq), 0) + 1 FROM events))`,
+    );
   }
 
   /**

@@ -109,6 +109,7 @@ export interface StoredEvent {
  * - `list` returns events after `afterSeq` by seq ascending, at most `limit`, of `type` when given, that
  *   the viewer may see.
  * - `purge(before)` deletes events created before `before` (epoch ms), dispatched or not; returns how many.
+ *   SQLite deletes the oldest events up to the first one created at or after `before` (see its purge).
  * - Errors reaching the database reject with `StorageUnavailableError`.
  */
 export interface EventRepository {

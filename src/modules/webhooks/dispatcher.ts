@@ -73,6 +73,13 @@ export class WebhookDispatcher {
   private passing: Promise<void> | undefined;
   private again = false;
   private wakeQueued = false;
+  /**
+   * Whether the next pass must look for due deliveries even if it fans out nothing. A commit's wake finds
+   * new deliveries only through its fan-out; anything else that can make one due (time, a freed slot,
+   * another instance's fan-out) comes through the poll timer or a completion, which set this. On a busy
+   * instance with no endpoint, this spares every write turn the claim's transaction.
+   */
+  private claimDue = true;
   private readonly signers = new Map<string, Webhook>();
   /** Attempts finished in this turn, recorded together in one transaction (see record()). */
   private finished: {
@@ -134,13 +141,14 @@ export class WebhookDispatcher {
     this.wakeQueued = true;
     setImmediate(() => {
       this.wakeQueued = false;
-      this.kick();
+      this.kick(true);
     });
   }
 
   /** Look for work now: a pass, or another one right after the pass under way. */
-  private kick(): void {
+  private kick(afterCommit = false): void {
     if (!this.started || this.stopped) return;
+    if (!afterCommit) this.claimDue = true;
     if (this.passing) {
       this.again = true;
       return;
@@ -153,7 +161,7 @@ export class WebhookDispatcher {
         if (this.stopped) return;
         if (this.again) {
           this.again = false;
-          this.kick();
+          this.kick(true); // the reason that set `again` already set claimDue
         } else {
           this.timer = setTimeout(() => this.kick(), this.options.pollMs);
           this.timer.unref();
@@ -175,14 +183,21 @@ export class WebhookDispatcher {
 
   /** One pass and every delivery it starts, awaited: for tests and the CLI, without the polling loop. */
   async runOnce(): Promise<void> {
+    this.claimDue = true;
     await this.pass();
     await Promise.allSettled([...this.running]);
   }
 
   private async pass(): Promise<void> {
-    while ((await this.repo.fanOut(this.clock(), FAN_OUT_BATCH)) === FAN_OUT_BATCH) {
+    let fannedOut = 0;
+    for (;;) {
+      const n = await this.repo.fanOut(this.clock(), FAN_OUT_BATCH);
+      fannedOut += n;
+      if (n < FAN_OUT_BATCH) break;
       if (this.stopped) return;
     }
+    if (fannedOut === 0 && !this.claimDue) return;
+    this.claimDue = false;
     const free = this.concurrency - this.running.size;
     if (free <= 0 || this.stopped) return;
     const busy = [...this.inFlight].filter(([, n]) => n >= this.perEndpoint).map(([id]) => id);
