@@ -3,8 +3,9 @@
  * (one SQLite file; one PostgreSQL schema), each with a warm cache; once a write has answered 2xx on
  * either, the very next read on both sees it. Every kind of write that changes a page is covered (create,
  * PATCH, DELETE, placing and cancelling an order, which move the pet's status), and a change made outside
- * the service (another connection writing the table directly). The cache is shown to be in use (a repeated
- * read does not query the pets), so the exactness checks cannot pass by never caching.
+ * the service (another connection writing the table directly); the same for the orders pages (listOrders),
+ * whose approval writes the order alone. The cache is shown to be in use (a repeated read does not query
+ * the pets or the orders), so the exactness checks cannot pass by never caching.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -17,6 +18,7 @@ import type { Database } from '../src/db/database.js';
 import { SqliteDatabase } from '../src/db/sqlite.js';
 import { mintKey } from '../src/modules/accounts/mint.js';
 import { accountRepository } from '../src/modules/accounts/repository.js';
+import { orderRepository, type OrderRepository } from '../src/modules/orders/repository.js';
 import { petRepository, type PetRepository } from '../src/modules/pets/repository.js';
 import { MemoryCounterStore } from '../src/ratelimit/memory.js';
 import { bearer, defaultTestConfig, externalServicesAvailable, uniqueName } from './helpers.js';
@@ -84,7 +86,16 @@ interface Pet {
   status: string;
 }
 
+interface Order {
+  id: number;
+  petId: number;
+  status: string;
+}
+
 const PAGES = ['/v1/pets', '/v1/pets?limit=100', '/v1/pets?status=available&limit=100'];
+const ORDER_PAGES = ['/v1/store/orders', '/v1/store/orders?status=approved'];
+/** The orders page of every order of the test (as a manager: every account's). */
+const ORDERS = ORDER_PAGES[0]!;
 
 for (const [backend, makePair] of pairs) {
   describe(`page cache across two instances [${backend}]`, () => {
@@ -131,17 +142,17 @@ for (const [backend, makePair] of pairs) {
       await pair?.close();
     });
 
-    const list = async (app: FastifyInstance, url: string): Promise<Pet[]> => {
+    const list = async <T = Pet>(app: FastifyInstance, url: string): Promise<T[]> => {
       const res = await app.inject({ url, headers: auth });
       assert.equal(res.statusCode, 200, res.body);
-      return res.json<Pet[]>();
+      return res.json<T[]>();
     };
     /** Reads every page on both instances twice (the second from the cache) and returns instance b's first. */
-    const readEverywhere = async (): Promise<Record<string, Pet[]>> => {
-      const seen: Record<string, Pet[]> = {};
+    const readEverywhere = async (): Promise<Record<string, (Pet & Order)[]>> => {
+      const seen: Record<string, (Pet & Order)[]> = {};
       for (const app of apps) {
-        for (const url of PAGES) {
-          const first = await list(app, url);
+        for (const url of [...PAGES, ...ORDER_PAGES]) {
+          const first = await list<Pet & Order>(app, url);
           assert.deepEqual(await list(app, url), first, `${url} read twice`);
           seen[url] ??= first;
           assert.deepEqual(first, seen[url], `${url} differs between the instances`);
@@ -153,20 +164,27 @@ for (const [backend, makePair] of pairs) {
     test('a repeated read is answered from the cache', async () => {
       await readEverywhere();
       const pets = pair.b.repository(petRepository) as PetRepository;
-      const original = pets.list.bind(pets);
+      const orders = pair.b.repository(orderRepository) as OrderRepository;
+      const originals = { pets: pets.list.bind(pets), orders: orders.list.bind(orders) };
       let queries = 0;
       pets.list = (query) => {
         queries++;
-        return original(query);
+        return originals.pets(query);
+      };
+      orders.list = (query) => {
+        queries++;
+        return originals.orders(query);
       };
       try {
         await list(apps[1]!, '/v1/pets');
-        await list(apps[1]!, '/v1/pets');
+        await list(apps[1]!, ORDERS);
         assert.equal(queries, 0, 'pages read before were answered without a page query');
         await list(apps[1]!, '/v1/pets?limit=7');
-        assert.equal(queries, 1, 'a page not read before is queried');
+        await list(apps[1]!, '/v1/store/orders?limit=7');
+        assert.equal(queries, 2, 'a page not read before is queried');
       } finally {
-        pets.list = original;
+        pets.list = originals.pets;
+        orders.list = originals.orders;
       }
     });
 
@@ -174,7 +192,7 @@ for (const [backend, makePair] of pairs) {
       const writes: [
         string,
         (app: FastifyInstance) => Promise<void>,
-        (pages: Record<string, Pet[]>) => void,
+        (pages: Record<string, (Pet & Order)[]>) => void,
       ][] = [
         [
           'createPet',
@@ -226,6 +244,27 @@ for (const [backend, makePair] of pairs) {
           (pages) => {
             assert.ok(!pages['/v1/pets?status=available&limit=100']!.some((p) => p.id === petIds[2]));
             assert.equal(pages['/v1/pets']!.find((p) => p.id === petIds[2])!.status, 'pending');
+            assert.equal(pages[ORDERS]!.find((o) => o.petId === petIds[2])!.status, 'placed');
+          },
+        ],
+        [
+          'approveOrder (the order alone changes)',
+          async (app) => {
+            const orders = await app.inject({ url: `/v1/store/orders?petId=${petIds[2]}`, headers: auth });
+            const [order] = orders.json<Order[]>();
+            const res = await app.inject({
+              method: 'POST',
+              url: `/v1/store/orders/${order!.id}/approve`,
+              headers: auth,
+            });
+            assert.equal(res.statusCode, 200, res.body);
+          },
+          (pages) => {
+            assert.equal(pages[ORDERS]!.find((o) => o.petId === petIds[2])!.status, 'approved');
+            assert.deepEqual(
+              pages['/v1/store/orders?status=approved']!.map((o) => o.petId),
+              [petIds[2]],
+            );
           },
         ],
         [
@@ -240,7 +279,11 @@ for (const [backend, makePair] of pairs) {
             });
             assert.equal(res.statusCode, 200, res.body);
           },
-          (pages) => assert.ok(pages['/v1/pets?status=available&limit=100']!.some((p) => p.id === petIds[2])),
+          (pages) => {
+            assert.ok(pages['/v1/pets?status=available&limit=100']!.some((p) => p.id === petIds[2]));
+            assert.equal(pages[ORDERS]!.find((o) => o.petId === petIds[2])!.status, 'cancelled');
+            assert.deepEqual(pages['/v1/store/orders?status=approved'], []);
+          },
         ],
         [
           'a change outside the service (another connection)',

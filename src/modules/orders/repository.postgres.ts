@@ -80,6 +80,12 @@ export class PostgresOrderRepository implements OrderRepository {
     this.events = db.repository(eventRepository) as PostgresEventRepository;
   }
 
+  /** The read_versions sum seen with this turn's key lookups; orders bump it too (migration 012). */
+  readVersion(): string | undefined {
+    const version = this.db.readVersion;
+    return version === undefined ? undefined : String(version);
+  }
+
   private async placeIn(client: PoolClient, input: Place): Promise<PlaceOrderOutcome> {
     await client.query({ name: 'orders_lock_account', text: SQL.lockAccount, values: [input.accountId] });
     // The refusals in the order the API gives them (unknown pet, then the account's limit, then the pet's

@@ -112,6 +112,11 @@ export class SqliteOrderRepository implements OrderRepository {
       movePet: db.prepare<[string, number, string | null], MovedPet>(
         `UPDATE pets SET status = ?, version = version + 1 WHERE id = ? RETURNING ${MOVED_PET}, ? AS previousStatus`,
       ),
+      // As the pets' page cache (src/modules/pets/repository.sqlite.ts): other connections' commits move
+      // data_version, this connection's writes total_changes().
+      readVersion: db
+        .prepare<[], [number, number]>('SELECT data_version, total_changes() FROM pragma_data_version()')
+        .raw(true),
       inventory: db.prepare<[], { status: string; n: number }>(
         'SELECT status, count(*) AS n FROM pets GROUP BY status',
       ),
@@ -191,6 +196,15 @@ export class SqliteOrderRepository implements OrderRepository {
 
   get(id: number): Promise<OrderRecord | undefined> {
     return wrap(() => this.stmt.get.get(id));
+  }
+
+  readVersion(): string | undefined {
+    try {
+      const [data, own] = this.stmt.readVersion.get()!;
+      return `${data}:${own}`;
+    } catch {
+      return undefined; // the list query reports the error
+    }
   }
 
   list(query: ListOrdersQuery): Promise<OrderRecord[]> {

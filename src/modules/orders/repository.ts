@@ -98,6 +98,9 @@ export function fromIdempotent<T>(outcome: Idempotent<T>): Replayable<T> {
  * - With an idempotency input, both record their success (201 / 200 and the order) in the same
  *   transaction and replay it on a repeat (see src/http/idempotency).
  * - `list` returns orders ordered by id ascending, at most `limit`, filtered, starting after `afterId`.
+ * - `readVersion` labels list pages for the exact page cache, with the promises of src/http/page-cache.ts:
+ *   never newer than the data a list started after it reads, and moved by every write that answered before
+ *   the request arrived, on any instance (undefined: no label, nothing cached).
  * - `inventory` counts pets by status, zeros included.
  * - Errors reaching the database reject with `StorageUnavailableError`.
  */
@@ -109,6 +112,7 @@ export interface OrderRepository {
   transition(input: TransitionInput, idempotency?: IdempotencyInput): Promise<TransitionResult>;
   get(id: number): Promise<OrderRecord | undefined>;
   list(query: ListOrdersQuery): Promise<OrderRecord[]>;
+  readVersion(): string | undefined;
   inventory(): Promise<Inventory>;
 }
 
