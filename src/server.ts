@@ -76,6 +76,12 @@ const IN_FLIGHT_MS = 10_000;
  * (seen as `ListenOverflows` in `nstat`). The kernel caps it at `net.core.somaxconn` (4096 on current Linux).
  */
 const LISTEN_BACKLOG = 4096;
+/**
+ * API requests in flight from which webhook deliveries start only a few at a time. A paced load keeps a
+ * handful in flight; this many means answers queue behind one another, so the event loop is better spent
+ * on them than on sending deliveries (which wait in the database until the load eases).
+ */
+const DELIVERIES_YIELD_AT_IN_FLIGHT = 16;
 
 export async function serve(config: Config): Promise<void> {
   const logger = createLogger(config);
@@ -100,6 +106,8 @@ export async function serve(config: Config): Promise<void> {
     allowHosts: config.webhookAllowHosts,
     pollMs: config.webhookPollMs,
     leaseMs: config.webhookLeaseMs,
+    // More answers queued than one turn clears: deliveries make room (the API comes first).
+    busy: () => app.requestsInFlight() >= DELIVERIES_YIELD_AT_IN_FLIGHT,
     registry,
     logger,
   });

@@ -406,6 +406,39 @@ for (const backend of await backends()) {
       }
     });
 
+    test('while the API is busy, deliveries start one per endpoint; otherwise up to its share', async () => {
+      for (const busy of [true, false]) {
+        await clearEndpoints();
+        const hanging = new Receiver();
+        const hangUrl = await hanging.start();
+        for (let i = 0; i < 20; i++) hanging.answers.push({ hang: true, status: 200 });
+        try {
+          const { id } = await createEndpoint({ url: hangUrl, events: ['*'] });
+          for (let i = 0; i < 5; i++) await insertEvent(ctx.database, { type: 'pet.created' });
+          // No poll and no completion (the receiver hangs): the first pass is the only one.
+          const d = dispatcher({ timeoutMs: 60_000, pollMs: 3_600_000, busy: () => busy });
+          d.start();
+          await hanging.waitFor(1);
+          // The claim leases before sending: what the dispatcher did not take is still claimable.
+          const total = (await deliveries(id)).length;
+          const now = ctx.clock.now;
+          const left = await ctx.database.repository(webhookRepository).claim({
+            now,
+            leaseUntil: now + 60_000,
+            limit: 100,
+            busyEndpoints: [],
+            perEndpoint: 100,
+            inFlight: {},
+          });
+          assert.ok(total >= 5);
+          assert.equal(total - left.length, busy ? 1 : Math.min(total, 16), `busy: ${busy}`);
+          await d.stop();
+        } finally {
+          await hanging.close();
+        }
+      }
+    });
+
     test('metrics: outcomes counted, queue depth and oldest age gauged', async () => {
       await clearEndpoints();
       const { Registry } = await import('prom-client');

@@ -43,6 +43,11 @@ export interface Load {
   perClientRequests?: autocannon.Request[][];
   /** Pace the run at this many requests per second over all connections (unset: as fast as answered). */
   overallRate?: number;
+  /**
+   * Waits, after each round, until the work the round left behind (e.g. webhook deliveries) is done, so
+   * that work does not run during the next baseline round and lower it (which would raise the ratio).
+   */
+  settle?: () => Promise<void>;
 }
 
 export interface RunResult {
@@ -195,11 +200,13 @@ export class Interleaved {
       await this.baselineRound();
     }
     await this.run(target, warmupS);
+    await target.settle?.();
     const runs: RunResult[] = [];
     const ratios: number[] = [];
     let before = this.baselineRuns.at(-1)!.rps;
     for (let round = 0; round < rounds; round++) {
       const run = await this.run(target, roundS);
+      await target.settle?.();
       const after = (await this.baselineRound()).rps;
       runs.push(run);
       ratios.push(run.rps / ((before + after) / 2));

@@ -32,6 +32,13 @@ export const SHEDDING_WINDOW_MS = 1_000;
 /** What a refused client is told to wait: the backlog a full in-flight budget represents clears within it. */
 const RETRY_AFTER_SECONDS = '1';
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Admitted requests not answered yet (background work yields to them: the webhook dispatcher). */
+    requestsInFlight(): number;
+  }
+}
+
 export interface OverloadOptions {
   /** Requests in flight beyond which new ones are refused. */
   maxInFlight: number;

@@ -37,6 +37,11 @@ export interface DispatcherLogger {
   warn(obj: object, msg: string): void;
 }
 
+/** Deliveries in flight while the API is busy (DispatcherOptions.busy). */
+export const BUSY_CONCURRENCY = 4;
+/** Events fanned out per pass while the API is busy. */
+const BUSY_FAN_OUT_BATCH = 32;
+
 export interface DispatcherOptions {
   database: Database;
   allowHosts: readonly string[];
@@ -44,6 +49,13 @@ export interface DispatcherOptions {
   pollMs: number;
   clock?: Clock;
   concurrency?: number;
+  /**
+   * True while the API has requests queued: deliveries then start at most BUSY_CONCURRENCY at a time (one
+   * per endpoint), and events are fanned out BUSY_FAN_OUT_BATCH per pass, so
+   * background work gives the event loop back to API answers (DESIGN 4.4: webhooks never delay them) and
+   * still makes progress; the backlog drains at full concurrency once the load eases.
+   */
+  busy?: () => boolean;
   perEndpoint?: number;
   timeoutMs?: number;
   leaseMs?: number;
@@ -189,30 +201,38 @@ export class WebhookDispatcher {
   }
 
   private async pass(): Promise<void> {
+    const apiBusy = this.options.busy?.() ?? false;
+    const cap = apiBusy ? Math.min(BUSY_CONCURRENCY, this.concurrency) : this.concurrency;
+    // One slot per endpoint while busy, so a hanging receiver cannot take the few there are.
+    const perEndpoint = apiBusy ? 1 : this.perEndpoint;
+    // While the API is busy, the fan-out is background work too: one small batch per pass, and none while
+    // every slot is taken (a completion's pass comes soon).
+    if (apiBusy && this.running.size >= cap) return;
     let fannedOut = 0;
     for (;;) {
-      const n = await this.repo.fanOut(this.clock(), FAN_OUT_BATCH);
+      const batch = apiBusy ? BUSY_FAN_OUT_BATCH : FAN_OUT_BATCH;
+      const n = await this.repo.fanOut(this.clock(), batch);
       fannedOut += n;
-      if (n < FAN_OUT_BATCH) break;
+      if (apiBusy || n < batch) break;
       if (this.stopped) return;
     }
     if (fannedOut === 0 && !this.claimDue) return;
     this.claimDue = false;
-    const free = this.concurrency - this.running.size;
+    const free = cap - this.running.size;
     if (free <= 0 || this.stopped) return;
-    const busy = [...this.inFlight].filter(([, n]) => n >= this.perEndpoint).map(([id]) => id);
+    const fullEndpoints = [...this.inFlight].filter(([, n]) => n >= perEndpoint).map(([id]) => id);
     const now = this.clock();
     const claimed = await this.repo.claim({
       now,
       leaseUntil: now + this.leaseMs,
       limit: free,
-      busyEndpoints: busy,
-      perEndpoint: this.perEndpoint,
+      busyEndpoints: fullEndpoints,
+      perEndpoint,
       inFlight: Object.fromEntries(this.inFlight),
     });
     for (const delivery of claimed) {
       const count = this.inFlight.get(delivery.endpointId) ?? 0;
-      if (count >= this.perEndpoint || this.stopped) {
+      if (count >= perEndpoint || this.stopped) {
         // Beyond the endpoint's share (the claim caps it, so only if another pass took slots meanwhile).
         await this.repo.release(delivery.id, delivery.leaseToken);
         continue;
