@@ -61,6 +61,7 @@ for (const backend of await backends()) {
     let ctx: TestContext;
     let key: string;
     let poller: ReturnType<typeof feedPoller>;
+    const sqlite = backend.name.startsWith('sqlite');
 
     before(async () => {
       ctx = await createTestContext(backend, { config: { maxOpenOrders: 1000 } });
@@ -101,11 +102,27 @@ for (const backend of await backends()) {
     test('PATCHes of one turn: one failing after its real update is rolled back alone, with its event and idempotency record', async () => {
       const ids = [await availablePet(ctx.app, key), await availablePet(ctx.app, key)];
       ids.push(await availablePet(ctx.app, key));
+      // SQLite runs a turn's writes without a savepoint each, and again with them only when one throws.
+      const retries: unknown[] = [];
+      if (ctx.database instanceof SqliteDatabase) {
+        ctx.database.hooks.onBatchRetry = (error) => retries.push(error);
+      }
+      const others = [await availablePet(ctx.app, key), await availablePet(ctx.app, key)];
+      others.push(await availablePet(ctx.app, key));
+      const warmUp = await Promise.all(others.map((id) => patch(id, 'Warm')));
+      assert.deepEqual(
+        warmUp.map((r) => r.statusCode),
+        [200, 200, 200],
+      );
+      assert.equal(retries.length, 0, 'a turn whose writes all succeed commits at the first attempt');
       await poller.poll();
       const { result, attempts } = await withFailure('pets', 2, () =>
         Promise.all(ids.map((id, i) => patch(id, `Changed ${i}`, { 'idempotency-key': `turn-patch-${i}` }))),
       );
-      assert.equal(attempts, 3, 'the hook ran after each real update');
+      delete (ctx.database as Partial<SqliteDatabase>).hooks?.onBatchRetry;
+      // On SQLite the batch ran again after the failure, the failed write not again: 2 + 2 attempts.
+      assert.equal(attempts, sqlite ? 4 : 3, 'the hook ran after each real update');
+      assert.equal(retries.length, sqlite ? 1 : 0);
       const { failed, succeeded } = oneFailed(result, 200);
       for (const i of succeeded) {
         const pet = await request({ url: `/v1/pets/${ids[i]}` });
@@ -155,7 +172,7 @@ for (const backend of await backends()) {
           pets.map((petId, i) => placeOrder(ctx.app, key, petId, { 'idempotency-key': `turn-order-${i}` })),
         ),
       );
-      assert.equal(attempts, 3);
+      assert.equal(attempts, sqlite ? 4 : 3);
       const { failed, succeeded } = oneFailed(result, 201);
       assert.equal(await petStatus(ctx.app, key, pets[failed]!), 'available', 'the hold was rolled back');
       const orders = await request({ url: `/v1/store/orders?petId=${pets[failed]}` });

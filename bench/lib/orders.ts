@@ -29,9 +29,11 @@ export interface OrdersService {
 
 /**
  * Accounts the placing requests rotate through: one account's orders are serialised (its open-order count),
- * as for a real partner, so the load comes from many, as in production.
+ * as for a real partner, so the load comes from many, as in production. Enough that each holds a handful of
+ * open orders over a run (a SQLite run places ~100,000), as MAX_OPEN_ORDERS's default of 5 would have it:
+ * with a few accounts holding a hundred open orders each, every placement counted them all.
  */
-export const ORDER_ACCOUNTS = 1000;
+export const ORDER_ACCOUNTS = { sqlite: 30_000, postgres: 3_000 } as const;
 
 /** Enterprise accounts with a key each, made in-process the way `keys create` makes them (far faster). */
 async function mintAccounts(env: Record<string, string>, count: number): Promise<string[]> {
@@ -81,7 +83,7 @@ export async function startOrdersService(
   try {
     const key = await createKey(env, 'bench-orders');
     await seed(env, pets);
-    const keys = await mintAccounts(env, ORDER_ACCOUNTS);
+    const keys = await mintAccounts(env, ORDER_ACCOUNTS[backend]);
     let nextKey = 0;
     const logName = `service-orders-${backend}`;
     const server = await ctx.serve(`service (orders, ${backend})`, logName, env);

@@ -50,6 +50,8 @@ const STARTUP_BUSY_WAIT_MS = 5_000;
 export interface SqliteHooks {
   /** Called each time a write finds the write lock held by another connection and will try again. */
   onBusy?: (attempt: number) => void;
+  /** Called when a write of a group commit threw and the batch runs again with a savepoint per write. */
+  onBatchRetry?: (error: unknown) => void;
 }
 
 /**
@@ -91,6 +93,7 @@ export class SqliteDatabase implements Database {
       this.db.pragma('journal_mode = WAL');
       this.db.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
       this.db.pragma('foreign_keys = ON');
+      this.db.pragma('cache_size = -16384');
       this.runMigrations();
       this.db.pragma(`busy_timeout = ${SQLITE_BUSY_WAIT_MS}`);
     } catch (error) {
@@ -101,8 +104,8 @@ export class SqliteDatabase implements Database {
   }
 
   /**
-   * One transaction for every write of a turn, each write under its own SAVEPOINT (a nested better-sqlite3
-   * transaction): one that throws is rolled back alone and the others still commit. BEGIN IMMEDIATE takes
+   * One transaction for every write of a turn; a write that throws is rolled back alone (under its own
+   * SAVEPOINT, a nested better-sqlite3 transaction, when the batch runs again) and the others still commit. BEGIN IMMEDIATE takes
    * the write lock before anything is read, so a busy database is found at the start of the batch, where
    * the whole batch is retried (the writes are plain functions of their inputs), not after reads.
    */
@@ -123,7 +126,51 @@ export class SqliteDatabase implements Database {
       }
       return outcomes;
     });
-    return new TurnBatch((batch) => this.withWriteLock(() => commit.immediate(batch)), translateSqliteError);
+    // First without a savepoint per write (SAVEPOINT and RELEASE are two statements more per write, a good
+    // part of a small write's cost). A write that throws aborts that attempt: the batch is rolled back and
+    // run again with savepoints, the thrown write not run again but failed with its error, so it fails
+    // alone. The others are plain functions of their inputs (see above), so running them again is safe.
+    let running = -1;
+    const together = db.transaction((batch: (() => unknown)[]) => {
+      const outcomes = batch.map((write, i) => {
+        running = i;
+        const value = write();
+        if (!db.inTransaction) {
+          // SQLite rolled the whole transaction back under the write (as on an I/O error): every caller
+          // fails, as in the batch with savepoints below.
+          running = -1;
+          throw new StorageUnavailableError(undefined);
+        }
+        return { value };
+      });
+      running = -1;
+      return outcomes;
+    });
+    return new TurnBatch(
+      (batch) =>
+        this.withWriteLock(() => {
+          running = -1;
+          try {
+            return together.immediate(batch);
+          } catch (error) {
+            // Busy at BEGIN: retried whole by withWriteLock. Thrown outside any write (at COMMIT): every
+            // caller fails, as a batch that cannot commit.
+            const thrower = running;
+            if (isBusy(error) || !db.open || thrower === -1) throw error;
+            this.hooks.onBatchRetry?.(error);
+            return commit.immediate(
+              batch.map((write, i) =>
+                i === thrower
+                  ? () => {
+                      throw error;
+                    }
+                  : write,
+              ),
+            );
+          }
+        }),
+      translateSqliteError,
+    );
   }
 
   private runMigrations(): void {
