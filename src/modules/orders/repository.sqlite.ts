@@ -96,8 +96,11 @@ export class SqliteOrderRepository implements OrderRepository {
         )
         .pluck(true),
       petStatus: db.prepare<[number], string>('SELECT status FROM pets WHERE id = ?').pluck(true),
-      holdPet: db.prepare<[number], MovedPet>(
+      // The pet, held only while the account is under its open-order limit: one statement for the
+      // placement that goes through; a refusal then reads what it needs to say why.
+      holdPet: db.prepare<[number, number, number, number], MovedPet>(
         `UPDATE pets SET status = 'pending', version = version + 1 WHERE id = ? AND status = 'available'
+           AND (SELECT count(*) FROM (SELECT 1 FROM orders WHERE account_id = ? AND status IN ('placed', 'approved') LIMIT ?)) < ?
          RETURNING ${MOVED_PET}, 'available' AS previousStatus`,
       ),
       // The new order as `get` reads it, in the same statement (the account's name by a subquery).
@@ -124,20 +127,18 @@ export class SqliteOrderRepository implements OrderRepository {
   }
 
   private placeInTransaction(input: Place): PlaceOrderOutcome {
-    // The refusals in the order the API gives them (unknown pet, then the account's limit, then the pet's
-    // status), with the pet's existence read only when a refusal needs it: an order that goes through
-    // costs the conditional update alone.
-    if (this.stmt.openCount.get(input.accountId, input.maxOpen)! >= input.maxOpen) {
-      if (this.stmt.petStatus.get(input.petId) === undefined) return { kind: 'unknown_pet' };
-      return { kind: 'open_order_limit', limit: input.maxOpen };
-    }
-    const pet = this.stmt.holdPet.get(input.petId);
+    // An order that goes through costs the conditional update alone. A refusal is then explained in the
+    // order the API gives them: unknown pet, then the account's limit, then the pet's status.
+    const pet = this.stmt.holdPet.get(input.petId, input.accountId, input.maxOpen, input.maxOpen);
     if (!pet) {
       if (this.stmt.petStatus.get(input.petId) === undefined) return { kind: 'unknown_pet' };
+      if (this.stmt.openCount.get(input.accountId, input.maxOpen)! >= input.maxOpen) {
+        return { kind: 'open_order_limit', limit: input.maxOpen };
+      }
       return { kind: 'pet_not_available' };
     }
     const order = this.stmt.insert.get(input.accountId, input.petId, input.now, input.now)!;
-    for (const event of orderEvents(undefined, order, pet, input.now)) this.events.append(event);
+    this.events.appendAll(orderEvents(undefined, order, pet, input.now));
     this.hooks.afterWrite?.(this.db);
     return { kind: 'placed', order };
   }
@@ -160,7 +161,7 @@ export class SqliteOrderRepository implements OrderRepository {
       pet = this.stmt.movePet.get(move.pet, order.petId, previous ?? null);
     }
     const after = this.stmt.get.get(order.id)!;
-    for (const event of orderEvents(order, after, pet, input.now)) this.events.append(event);
+    this.events.appendAll(orderEvents(order, after, pet, input.now));
     this.hooks.afterWrite?.(this.db);
     return { kind: 'done', order: after };
   }
