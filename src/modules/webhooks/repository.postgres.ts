@@ -164,6 +164,15 @@ export class PostgresWebhookRepository implements WebhookRepository {
   }
 
   async claim(q: ClaimQuery): Promise<ClaimedDelivery[]> {
+    // Every enabled endpoint at its share: nothing can be claimed, and the due query would read the whole
+    // backlog of the full ones to find so.
+    if (q.busyEndpoints.length > 0) {
+      const open = await this.db.query({
+        text: 'SELECT 1 FROM webhook_endpoints WHERE enabled = 1 AND NOT (id = ANY($1::bigint[])) LIMIT 1',
+        values: [q.busyEndpoints],
+      });
+      if (open.length === 0) return [];
+    }
     const token = newLeaseToken();
     const rows = await this.db.query<ClaimRow>({
       text: `WITH due AS (

@@ -89,6 +89,11 @@ function prepareDispatch(db: BetterSqlite3.Database) {
        VALUES (?, ?, ?, ?, ?)`,
     ),
     markDispatched: db.prepare('UPDATE events SET dispatched = 1 WHERE seq = ?'),
+    anyOpenEndpoint: db
+      .prepare<[string], number>(
+        'SELECT 1 FROM webhook_endpoints WHERE enabled = 1 AND id NOT IN (SELECT value FROM json_each(?)) LIMIT 1',
+      )
+      .pluck(true),
     due: db.prepare<unknown[], ClaimRow>(
       `SELECT d.id, d.endpoint_id AS endpointId, e.url, e.secret, e.previous_secret AS previousSecret,
          e.previous_expires_at AS previousExpiresAt, d.event_id AS eventId, ev.payload, d.attempts
@@ -288,6 +293,17 @@ export class SqliteWebhookRepository implements WebhookRepository {
 
   claim(q: ClaimQuery): Promise<ClaimedDelivery[]> {
     const s = this.dispatch;
+    // Every enabled endpoint at its share: nothing can be claimed, and the due query would read the whole
+    // backlog of the full ones to find so.
+    if (q.busyEndpoints.length > 0) {
+      try {
+        if (s.anyOpenEndpoint.get(JSON.stringify(q.busyEndpoints)) === undefined) return Promise.resolve([]);
+      } catch (error) {
+        return wrap(() => {
+          throw error;
+        });
+      }
+    }
     const run = this.db.transaction(() => {
       const token = newLeaseToken();
       const taken = new Map<number, number>();
