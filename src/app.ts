@@ -173,7 +173,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     registry,
     clock,
   });
-  app.decorate('requestsInFlight', overload.inFlight);
+  app.decorate('requestsAdmitted', overload.admitted);
   // Each open connection holds buffers and parser state; beyond this many, new ones are closed on accept,
   // so memory stays bounded whatever the number of clients.
   app.server.maxConnections = config.maxConnections ?? DEFAULT_MAX_CONNECTIONS;

@@ -16,6 +16,7 @@ import { IDEMPOTENCY_RETENTION_MS } from './http/idempotency/index.js';
 import { idempotencyRepository } from './http/idempotency/repository.js';
 import { startHealthListener, type HealthListener } from './http/health-listener.js';
 import { createRegistry } from './http/observability.js';
+import { watchApiLoad } from './http/api-load.js';
 import { WebhookDispatcher } from './modules/webhooks/dispatcher.js';
 import { createCounterStore } from './ratelimit/index.js';
 import { EVENT_RETENTION_MS, eventRepository } from './modules/events/index.js';
@@ -76,12 +77,6 @@ const IN_FLIGHT_MS = 10_000;
  * (seen as `ListenOverflows` in `nstat`). The kernel caps it at `net.core.somaxconn` (4096 on current Linux).
  */
 const LISTEN_BACKLOG = 4096;
-/**
- * API requests in flight from which webhook deliveries start only a few at a time. A paced load keeps a
- * handful in flight; this many means answers queue behind one another, so the event loop is better spent
- * on them than on sending deliveries (which wait in the database until the load eases).
- */
-const DELIVERIES_YIELD_AT_IN_FLIGHT = 16;
 
 export async function serve(config: Config): Promise<void> {
   const logger = createLogger(config);
@@ -101,13 +96,14 @@ export async function serve(config: Config): Promise<void> {
     metricsOnApi: config.metricsPort === undefined,
   });
   let metricsServer: FastifyInstance | undefined;
+  const apiLoad = watchApiLoad(app.requestsAdmitted);
   const dispatcher = new WebhookDispatcher({
     database,
     allowHosts: config.webhookAllowHosts,
     pollMs: config.webhookPollMs,
     leaseMs: config.webhookLeaseMs,
-    // More answers queued than one turn clears: deliveries make room (the API comes first).
-    busy: () => app.requestsInFlight() >= DELIVERIES_YIELD_AT_IN_FLIGHT,
+    // The API keeps the loop busy: deliveries make room (the API comes first).
+    busy: apiLoad.busy,
     registry,
     logger,
   });
@@ -165,6 +161,7 @@ export async function serve(config: Config): Promise<void> {
     await metricsServer?.close();
     // Alive until the end: a liveness probe failing during the drain would get the process killed early.
     await health?.close();
+    apiLoad.stop();
     await dispatcher.stop();
     await counterStore.close();
     await database.close();

@@ -34,8 +34,8 @@ const RETRY_AFTER_SECONDS = '1';
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** Admitted requests not answered yet (background work yields to them: the webhook dispatcher). */
-    requestsInFlight(): number;
+    /** Requests admitted since start (background work yields while they keep the loop busy: api-load.ts). */
+    requestsAdmitted(): number;
   }
 }
 
@@ -49,6 +49,8 @@ export interface OverloadOptions {
 export interface OverloadState {
   /** Admitted requests not answered yet. */
   inFlight(): number;
+  /** Requests admitted since start. */
+  admitted(): number;
   /** True while requests are being refused (and for SHEDDING_WINDOW_MS after the last refusal). */
   shedding(): boolean;
 }
@@ -56,6 +58,7 @@ export interface OverloadState {
 export function registerOverload(app: FastifyInstance, options: OverloadOptions): OverloadState {
   const { maxInFlight, clock } = options;
   let inFlight = 0;
+  let admitted = 0;
   let lastRefusal = -Infinity;
   const refused = new Counter({
     name: 'http_requests_shed_total',
@@ -107,12 +110,14 @@ export function registerOverload(app: FastifyInstance, options: OverloadOptions)
       return;
     }
     inFlight++;
+    admitted++;
     reply.raw.once('close', release);
     done();
   });
 
   return {
     inFlight: () => inFlight,
+    admitted: () => admitted,
     shedding: () => inFlight >= maxInFlight || clock() - lastRefusal < SHEDDING_WINDOW_MS,
   };
 }
