@@ -96,11 +96,12 @@ export class SqliteOrderRepository implements OrderRepository {
         )
         .pluck(true),
       petStatus: db.prepare<[number], string>('SELECT status FROM pets WHERE id = ?').pluck(true),
-      // The pet, held only while the account is under its open-order limit: one statement for the
-      // placement that goes through; a refusal then reads what it needs to say why.
-      holdPet: db.prepare<[number, number, number, number], MovedPet>(
+      // The pet, held only while the account is under its open-order limit (it has no limit-th open
+      // order): one statement for the placement that goes through; a refusal then reads what it needs to
+      // say why. Not `count(*)` over a `LIMIT`ed subquery: that co-routine cost ~12 µs a run, this ~1.
+      holdPet: db.prepare<[number, number, number], MovedPet>(
         `UPDATE pets SET status = 'pending', version = version + 1 WHERE id = ? AND status = 'available'
-           AND (SELECT count(*) FROM (SELECT 1 FROM orders WHERE account_id = ? AND status IN ('placed', 'approved') LIMIT ?)) < ?
+           AND NOT EXISTS (SELECT 1 FROM orders WHERE account_id = ? AND status IN ('placed', 'approved') LIMIT 1 OFFSET ? - 1)
          RETURNING ${MOVED_PET}, 'available' AS previousStatus`,
       ),
       // The new order as `get` reads it, in the same statement (the account's name by a subquery).
@@ -129,7 +130,7 @@ export class SqliteOrderRepository implements OrderRepository {
   private placeInTransaction(input: Place): PlaceOrderOutcome {
     // An order that goes through costs the conditional update alone. A refusal is then explained in the
     // order the API gives them: unknown pet, then the account's limit, then the pet's status.
-    const pet = this.stmt.holdPet.get(input.petId, input.accountId, input.maxOpen, input.maxOpen);
+    const pet = this.stmt.holdPet.get(input.petId, input.accountId, input.maxOpen);
     if (!pet) {
       if (this.stmt.petStatus.get(input.petId) === undefined) return { kind: 'unknown_pet' };
       if (this.stmt.openCount.get(input.accountId, input.maxOpen)! >= input.maxOpen) {
