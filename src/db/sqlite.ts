@@ -94,7 +94,6 @@ export class SqliteDatabase implements Database {
       this.db.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
       this.db.pragma('foreign_keys = ON');
       this.db.pragma('cache_size = -16384');
-      this.db.pragma('mmap_size = 268435456');
       this.runMigrations();
       this.db.pragma(`busy_timeout = ${SQLITE_BUSY_WAIT_MS}`);
     } catch (error) {
