@@ -73,15 +73,20 @@ export function webhooksScenario(backend: 'sqlite' | 'postgres'): Scenario<State
     order: pg ? 206 : 150,
     ...(pg ? { tags: ['postgres'] } : {}),
     usesSqlite: false,
-    target: {
-      bounds: [
-        { metric: 'ratio', atLeast: 0.15 },
-        { metric: 'listRatio', atLeast: 0.35 },
-        { metric: 'deliveriesPerS', atLeast: 500 },
-        { metric: 'deliveryP99Ms', atMost: 1000 },
-      ],
-      context: `${pg ? 'PostgreSQL + Redis' : 'SQLite'}, 10,000 pets`,
-    },
+    // Judged on the embedded default; reported on PostgreSQL + Redis (issue 12), like its other write rows.
+    ...(pg
+      ? {}
+      : {
+          target: {
+            bounds: [
+              { metric: 'ratio', atLeast: 0.15 },
+              { metric: 'listRatio', atLeast: 0.35 },
+              { metric: 'deliveriesPerS', atLeast: 500 },
+              { metric: 'deliveryP99Ms', atMost: 1000 },
+            ],
+            context: 'SQLite, 10,000 pets',
+          },
+        }),
     async setup(ctx): Promise<State> {
       if (pg && !(await externalServicesAvailable())) {
         throw new Skip(`PostgreSQL at ${PG_URL} or Redis at ${REDIS_URL} is unreachable`);
