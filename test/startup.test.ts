@@ -39,12 +39,13 @@ function runScript(script: string): { status: number | null; stderr: string } {
 }
 
 describe('npm start', () => {
-  test('prestart builds only when needed, then start runs dist/cli.js serve', () => {
+  test('prestart builds only when needed, then start runs dist/cli.js serve with the heap capped', () => {
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
       scripts: Record<string, string>;
     };
     assert.equal(pkg.scripts.prestart, 'node scripts/build-if-stale.mjs');
-    assert.equal(pkg.scripts.start, 'node dist/cli.js serve');
+    // The heap cap: README "Under overload" (without it V8 let a flood's garbage grow RSS to ~410 MB).
+    assert.equal(pkg.scripts.start, 'node --max-old-space-size=1024 dist/cli.js serve');
     assert.equal(pkg.scripts.prepare, 'npm run build', 'npm ci builds a fresh clone');
   });
 

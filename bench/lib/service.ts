@@ -1,9 +1,9 @@
 /**
- * The service as users run it (`node dist/cli.js serve`, info logging), set up through its own CLI, and the
+ * The service as users run it (`npm start`'s command, info logging), set up through its own CLI, and the
  * baseline that replays one of its real responses. Processes are started and stopped with the same helpers
  * as the end-to-end tests (test/support/processes.ts).
  */
-import { closeSync, existsSync, openSync, readSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CLI, cli, serve, terminate, type Server } from '../../test/support/processes.js';
@@ -16,10 +16,24 @@ export const logFile = (name: string): string => join(BENCH_DIR, `${name}.log`);
 /** The shared SQLite database's size. */
 export const SQLITE_PETS = 1_000_000;
 
-/** Node arguments for the service: the CLI's `serve`, with a V8 CPU profile written on exit when profiling. */
+/**
+ * The Node options `npm start` gives the service (`node <options> dist/cli.js serve` in package.json: the
+ * heap cap), read from package.json so the bench measures what users run.
+ */
+function startOptions(): string[] {
+  const pkg = JSON.parse(readFileSync(join(BENCH_DIR, '..', 'package.json'), 'utf8')) as {
+    scripts: { start: string };
+  };
+  const words = pkg.scripts.start.split(/\s+/);
+  const cli = words.indexOf('dist/cli.js');
+  if (words[0] !== 'node' || cli < 0) throw new Error(`unexpected start script: ${pkg.scripts.start}`);
+  return words.slice(1, cli);
+}
+
+/** Node arguments for the service: `npm start`'s, with a V8 CPU profile written on exit when profiling. */
 export function serviceArgv(settings: Settings): string[] {
   const profile = settings.profile ? ['--cpu-prof', '--cpu-prof-dir', PROFILE_DIR] : [];
-  return [...profile, CLI, 'serve'];
+  return [...startOptions(), ...profile, CLI, 'serve'];
 }
 
 /** A bench/*.ts script run with tsx (the reference servers). */
