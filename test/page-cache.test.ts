@@ -147,13 +147,27 @@ for (const [backend, makePair] of pairs) {
       assert.equal(res.statusCode, 200, res.body);
       return res.json<T[]>();
     };
-    /** Reads every page on both instances twice (the second from the cache) and returns instance b's first. */
+    /** getPet as a list: `[pet]`, or `[]` when it answers 404. */
+    const single = async (app: FastifyInstance, url: string): Promise<(Pet & Order)[]> => {
+      const res = await app.inject({ url, headers: auth });
+      if (res.statusCode === 404) return [];
+      assert.equal(res.statusCode, 200, res.body);
+      return [res.json<Pet & Order>()];
+    };
+    /**
+     * Reads every page and every pet (getPet) on both instances twice (the second from the cache) and
+     * returns what was read, checking both instances read the same.
+     */
     const readEverywhere = async (): Promise<Record<string, (Pet & Order)[]>> => {
       const seen: Record<string, (Pet & Order)[]> = {};
+      const reads: [string, typeof single][] = [
+        ...[...PAGES, ...ORDER_PAGES].map((url): [string, typeof single] => [url, list]),
+        ...petIds.map((id): [string, typeof single] => [`/v1/pets/${id}`, single]),
+      ];
       for (const app of apps) {
-        for (const url of [...PAGES, ...ORDER_PAGES]) {
-          const first = await list<Pet & Order>(app, url);
-          assert.deepEqual(await list(app, url), first, `${url} read twice`);
+        for (const [url, read] of reads) {
+          const first = await read(app, url);
+          assert.deepEqual(await read(app, url), first, `${url} read twice`);
           seen[url] ??= first;
           assert.deepEqual(first, seen[url], `${url} differs between the instances`);
         }
@@ -165,11 +179,19 @@ for (const [backend, makePair] of pairs) {
       await readEverywhere();
       const pets = pair.b.repository(petRepository) as PetRepository;
       const orders = pair.b.repository(orderRepository) as OrderRepository;
-      const originals = { pets: pets.list.bind(pets), orders: orders.list.bind(orders) };
+      const originals = {
+        pets: pets.list.bind(pets),
+        pet: pets.get.bind(pets),
+        orders: orders.list.bind(orders),
+      };
       let queries = 0;
       pets.list = (query) => {
         queries++;
         return originals.pets(query);
+      };
+      pets.get = (id) => {
+        queries++;
+        return originals.pet(id);
       };
       orders.list = (query) => {
         queries++;
@@ -178,12 +200,14 @@ for (const [backend, makePair] of pairs) {
       try {
         await list(apps[1]!, '/v1/pets');
         await list(apps[1]!, ORDERS);
-        assert.equal(queries, 0, 'pages read before were answered without a page query');
+        await single(apps[1]!, `/v1/pets/${petIds[0]}`);
+        assert.equal(queries, 0, 'pages and pets read before were answered without a query');
         await list(apps[1]!, '/v1/pets?limit=7');
         await list(apps[1]!, '/v1/store/orders?limit=7');
         assert.equal(queries, 2, 'a page not read before is queried');
       } finally {
         pets.list = originals.pets;
+        pets.get = originals.pet;
         orders.list = originals.orders;
       }
     });
@@ -220,7 +244,10 @@ for (const [backend, makePair] of pairs) {
             });
             assert.equal(res.statusCode, 200, res.body);
           },
-          (pages) => assert.equal(pages['/v1/pets']!.find((p) => p.id === petIds[0])!.name, 'Renamed'),
+          (pages) => {
+            assert.equal(pages['/v1/pets']!.find((p) => p.id === petIds[0])!.name, 'Renamed');
+            assert.equal(pages[`/v1/pets/${petIds[0]}`]![0]!.name, 'Renamed', 'getPet');
+          },
         ],
         [
           'deletePet',
@@ -228,7 +255,10 @@ for (const [backend, makePair] of pairs) {
             const res = await app.inject({ method: 'DELETE', url: `/v1/pets/${petIds[1]}`, headers: auth });
             assert.equal(res.statusCode, 204, res.body);
           },
-          (pages) => assert.ok(!pages['/v1/pets']!.some((p) => p.id === petIds[1])),
+          (pages) => {
+            assert.ok(!pages['/v1/pets']!.some((p) => p.id === petIds[1]));
+            assert.deepEqual(pages[`/v1/pets/${petIds[1]}`], [], 'getPet answers 404');
+          },
         ],
         [
           'placeOrder (the pet becomes pending)',
@@ -244,6 +274,7 @@ for (const [backend, makePair] of pairs) {
           (pages) => {
             assert.ok(!pages['/v1/pets?status=available&limit=100']!.some((p) => p.id === petIds[2]));
             assert.equal(pages['/v1/pets']!.find((p) => p.id === petIds[2])!.status, 'pending');
+            assert.equal(pages[`/v1/pets/${petIds[2]}`]![0]!.status, 'pending', 'getPet');
             assert.equal(pages[ORDERS]!.find((o) => o.petId === petIds[2])!.status, 'placed');
           },
         ],
@@ -282,14 +313,17 @@ for (const [backend, makePair] of pairs) {
           (pages) => {
             assert.ok(pages['/v1/pets?status=available&limit=100']!.some((p) => p.id === petIds[2]));
             assert.equal(pages[ORDERS]!.find((o) => o.petId === petIds[2])!.status, 'cancelled');
+            assert.equal(pages[`/v1/pets/${petIds[2]}`]![0]!.status, 'available', 'getPet');
             assert.deepEqual(pages['/v1/store/orders?status=approved'], []);
           },
         ],
         [
           'a change outside the service (another connection)',
           () => pair.renameDirectly(petIds[3]!, 'Behind the back'),
-          (pages) =>
-            assert.equal(pages['/v1/pets']!.find((p) => p.id === petIds[3])!.name, 'Behind the back'),
+          (pages) => {
+            assert.equal(pages['/v1/pets']!.find((p) => p.id === petIds[3])!.name, 'Behind the back');
+            assert.equal(pages[`/v1/pets/${petIds[3]}`]![0]!.name, 'Behind the back', 'getPet');
+          },
         ],
       ];
       let writer = 0;

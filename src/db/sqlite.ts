@@ -77,6 +77,9 @@ export class SqliteDatabase implements Database {
   );
   /** The writes of one event-loop turn, committed together; see writeInTurn. */
   private readonly turnWrites: TurnBatch<() => unknown, unknown>;
+  /** See observeReadVersion. */
+  private latestReadVersion: string | undefined;
+  private readonly versionStatement: BetterSqlite3.Statement<[], [number, number]>;
 
   /**
    * @param options.timeoutMs how long a write keeps trying while another connection (a CLI command, a second
@@ -101,6 +104,29 @@ export class SqliteDatabase implements Database {
       throw translateSqliteError(error);
     }
     this.turnWrites = this.groupCommit();
+    // Changes committed by other connections move data_version; this connection's own (every write path,
+    // whatever its table) move total_changes(). Together they change whenever a page could have.
+    this.versionStatement = this.db
+      .prepare<[], [number, number]>('SELECT data_version, total_changes() FROM pragma_data_version()')
+      .raw(true);
+  }
+
+  /**
+   * Reads the database's version now, remembers it as readVersion, and returns its `data_version` part.
+   * Every authenticated request's key lookup calls it once per turn, after every request of the turn has
+   * arrived (accounts/repository.sqlite.ts), so by the time a route runs, readVersion is at least as new as
+   * every write committed before that request arrived: the exact page cache's version (http/page-cache.ts),
+   * without a statement per request. Mirrors PostgresDatabase.readVersion.
+   */
+  observeReadVersion(): number {
+    const [data, own] = this.versionStatement.get()!;
+    this.latestReadVersion = `${data}:${own}`;
+    return data;
+  }
+
+  /** The version last read by observeReadVersion; never newer than the data a later read sees. */
+  get readVersion(): string | undefined {
+    return this.latestReadVersion;
   }
 
   /**

@@ -7,9 +7,9 @@
  * - it never labels a page with a version newer than the data the page was read from (so a label is read
  *   before, or in the same snapshot as, the page), and
  * - a request sees a version at least as new as every write that answered before the request arrived, on
- *   any instance (SQLite: `PRAGMA data_version` and this connection's `total_changes()`; PostgreSQL: the
- *   `read_versions` counters bumped by a trigger in every writing transaction, read with the request's key
- *   lookup).
+ *   any instance (SQLite: `data_version` and this connection's `total_changes()`; PostgreSQL: the
+ *   `read_versions` counters bumped by a trigger in every writing transaction; both read with the key
+ *   lookups of the request's turn, after it arrived).
  * An answer from the cache is then never older than what a fresh query at the request's arrival would give.
  *
  * Why by hand: the ecosystem's response caches (@fastify/caching, async-cache-dedupe) expire by time or by

@@ -35,7 +35,6 @@ export class SqliteAccountRepository implements AccountRepository {
     this.database = database;
     const { db } = database;
     this.stmt = {
-      dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(true),
       findAccount: db.prepare<[string], Account>(
         `SELECT ${ACCOUNT_COLUMNS} FROM accounts a WHERE a.name = ?`,
       ),
@@ -74,7 +73,8 @@ export class SqliteAccountRepository implements AccountRepository {
       liftBan: db.prepare<[number, string]>('UPDATE accounts SET ban_lifted_at = ? WHERE name = ?'),
     };
     this.lookups = new TurnBatch((hashes) => {
-      const version = this.stmt.dataVersion.get()!;
+      // Also the page cache's version for the requests of this turn (SqliteDatabase.readVersion).
+      const version = this.database.observeReadVersion();
       if (version !== this.keyCacheVersion) {
         this.keyCache.clear();
         this.keyCacheVersion = version;

@@ -116,11 +116,6 @@ export class SqliteOrderRepository implements OrderRepository {
       movePet: db.prepare<[string, number, string | null], MovedPet>(
         `UPDATE pets SET status = ?, version = version + 1 WHERE id = ? RETURNING ${MOVED_PET}, ? AS previousStatus`,
       ),
-      // As the pets' page cache (src/modules/pets/repository.sqlite.ts): other connections' commits move
-      // data_version, this connection's writes total_changes().
-      readVersion: db
-        .prepare<[], [number, number]>('SELECT data_version, total_changes() FROM pragma_data_version()')
-        .raw(true),
       inventory: db.prepare<[], { status: string; n: number }>(
         'SELECT status, count(*) AS n FROM pets GROUP BY status',
       ),
@@ -201,12 +196,7 @@ export class SqliteOrderRepository implements OrderRepository {
   }
 
   readVersion(): string | undefined {
-    try {
-      const [data, own] = this.stmt.readVersion.get()!;
-      return `${data}:${own}`;
-    } catch {
-      return undefined; // the list query reports the error
-    }
+    return this.database.readVersion;
   }
 
   list(query: ListOrdersQuery): Promise<OrderRecord[]> {

@@ -66,11 +66,6 @@ export class SqlitePetRepository implements PetRepository {
     this.idempotency = database.repository(idempotencyRepository) as SqliteIdempotency;
     this.events = database.repository(eventRepository) as SqliteEventRepository;
     this.stmt = {
-      // Changes committed by other connections move data_version; this connection's own (every write path,
-      // whatever its table) move total_changes(). Together they change whenever a page could have.
-      readVersion: db
-        .prepare<[], [number, number]>('SELECT data_version, total_changes() FROM pragma_data_version()')
-        .raw(true),
       // Raw (array) rows: better-sqlite3 builds row objects property by property through the V8 API, which
       // costs more than the query itself; petFromRaw builds them in JavaScript with one fixed shape.
       listAll: db
@@ -127,12 +122,7 @@ export class SqlitePetRepository implements PetRepository {
   }
 
   readVersion(): string | undefined {
-    try {
-      const [data, own] = this.stmt.readVersion.get()!;
-      return `${data}:${own}`;
-    } catch {
-      return undefined; // the page query reports the error
-    }
+    return this.database.readVersion;
   }
 
   list(query: ListPetsQuery): Promise<Pet[]> {

@@ -90,7 +90,7 @@ export interface PetRepository {
    * The version of the pets as this instance last saw them, for the exact page cache (http/page-cache.ts):
    * it changes whenever any instance or process has committed a change to pets since, and it is at least as
    * new as every change committed before the current request arrived. Undefined when not known (the cache is
-   * then bypassed). Cheap: SQLite reads two counters, PostgreSQL returns what the request's key lookup read.
+   * then bypassed). Free: both backends return what the request's key lookup read (no statement of its own).
    */
   readVersion(): string | undefined;
   get(id: number): Promise<VersionedPet | undefined>;
