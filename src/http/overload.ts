@@ -47,8 +47,6 @@ export interface OverloadOptions {
 }
 
 export interface OverloadState {
-  /** Admitted requests not answered yet. */
-  inFlight(): number;
   /** Requests admitted since start. */
   admitted(): number;
   /** True while requests are being refused (and for SHEDDING_WINDOW_MS after the last refusal). */
@@ -116,7 +114,6 @@ export function registerOverload(app: FastifyInstance, options: OverloadOptions)
   });
 
   return {
-    inFlight: () => inFlight,
     admitted: () => admitted,
     shedding: () => inFlight >= maxInFlight || clock() - lastRefusal < SHEDDING_WINDOW_MS,
   };

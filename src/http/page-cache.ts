@@ -1,7 +1,8 @@
 /**
- * Serialized list pages, remembered per instance and answered without the database page query, the
- * serialization or the ETag hash. The cache is exact, not a TTL: every page is labelled with the version of
- * the data it was read from, and is answered only while the database's current version is that label.
+ * Serialized list pages (and single pets: getPet), remembered per instance and answered without the
+ * database query, the serialization or the ETag hash. The cache is exact, not a TTL: every page is labelled
+ * with the version of the data it was read from, and is answered only while the database's current version
+ * is that label.
  *
  * The version comes from the repository (`readVersion`), which promises that:
  * - it never labels a page with a version newer than the data the page was read from (so a label is read

@@ -52,8 +52,9 @@ export interface DispatcherOptions {
   /**
    * True while API requests keep the event loop busy (server.ts: src/http/api-load.ts): deliveries then
    * start at most BUSY_CONCURRENCY at a time (one per endpoint), and events are fanned out
-   * BUSY_FAN_OUT_BATCH per pass, so background work gives the event loop back to API answers (DESIGN 4.4: webhooks never delay them) and
-   * still makes progress; the backlog drains at full concurrency once the load eases.
+   * BUSY_FAN_OUT_BATCH per pass, so background work gives the event loop back to API answers (DESIGN 4.4:
+   * webhooks never delay them) and still makes progress; the backlog drains at full concurrency once the
+   * load eases.
    */
   busy?: () => boolean;
   perEndpoint?: number;
