@@ -12,6 +12,7 @@ import {
   DEFAULT_HEADERS_TIMEOUT_MS,
   DEFAULT_MAX_CONNECTIONS,
   DEFAULT_OVERLOAD_MAX_IN_FLIGHT,
+  DEFAULT_OVERLOAD_QUEUE_MS,
   DEFAULT_REQUEST_TIMEOUT_MS,
   type Config,
 } from './config.js';
@@ -53,6 +54,7 @@ export type AppConfig = Pick<
       | 'maxOpenOrders'
       | 'webhookAllowHosts'
       | 'overloadMaxInFlight'
+      | 'overloadQueueMs'
       | 'maxConnections'
       | 'publicUrl'
     >
@@ -170,6 +172,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // First after the request id: a refusal under overload costs no key lookup and no database work.
   const overload = registerOverload(app, {
     maxInFlight: config.overloadMaxInFlight ?? DEFAULT_OVERLOAD_MAX_IN_FLIGHT,
+    queueMs: config.overloadQueueMs ?? DEFAULT_OVERLOAD_QUEUE_MS,
     registry,
     clock,
   });

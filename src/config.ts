@@ -76,6 +76,10 @@ export interface Config {
   publicUrl: string | undefined;
   /** Requests in flight beyond which new ones are refused at once with `503 overloaded` (DESIGN 4.7). */
   overloadMaxInFlight: number;
+  /** Below that maximum, requests in flight are limited to what the instance answered in this long. */
+  overloadQueueMs: number;
+  /** Extra accept handles on the API's listening socket (http/accept-handles.ts); 0: none. */
+  acceptHandles: number;
   /** Open connections beyond which new ones are closed as soon as they are accepted. */
   maxConnections: number;
   /** A port of its own for `GET /healthz` (the liveness probe); unset: none. */
@@ -87,8 +91,9 @@ export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 /** MAX_OPEN_ORDERS's default, for apps built without a full Config. */
 export const DEFAULT_MAX_OPEN_ORDERS = 5;
-/** OVERLOAD_MAX_IN_FLIGHT and MAX_CONNECTIONS's defaults, for apps built without a full Config. */
-export const DEFAULT_OVERLOAD_MAX_IN_FLIGHT = 1000;
+/** OVERLOAD_MAX_IN_FLIGHT, OVERLOAD_QUEUE_MS and MAX_CONNECTIONS's defaults, for apps built without a full Config. */
+export const DEFAULT_OVERLOAD_MAX_IN_FLIGHT = 4096;
+export const DEFAULT_OVERLOAD_QUEUE_MS = 250;
 export const DEFAULT_MAX_CONNECTIONS = 10_000;
 
 type Env = Record<string, string | undefined>;
@@ -275,6 +280,8 @@ export function loadConfig(env: Env = process.env): Config {
     webhookLeaseMs: integer(env, 'WEBHOOK_LEASE_MS', 30_000, 100, 3_600_000),
     publicUrl: publicUrl(env),
     overloadMaxInFlight: integer(env, 'OVERLOAD_MAX_IN_FLIGHT', DEFAULT_OVERLOAD_MAX_IN_FLIGHT, 1, 1_000_000),
+    overloadQueueMs: integer(env, 'OVERLOAD_QUEUE_MS', DEFAULT_OVERLOAD_QUEUE_MS, 10, 60_000),
+    acceptHandles: integer(env, 'ACCEPT_HANDLES', 256, 0, 4096),
     maxConnections: integer(env, 'MAX_CONNECTIONS', DEFAULT_MAX_CONNECTIONS, 1, 1_000_000),
     healthPort: env.HEALTH_PORT?.trim() ? integer(env, 'HEALTH_PORT', 0, 0, 65535) : undefined,
   };

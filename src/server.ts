@@ -16,6 +16,7 @@ import { IDEMPOTENCY_RETENTION_MS } from './http/idempotency/index.js';
 import { idempotencyRepository } from './http/idempotency/repository.js';
 import { startHealthListener, type HealthListener } from './http/health-listener.js';
 import { createRegistry } from './http/observability.js';
+import { addAcceptHandles, type AcceptHandles } from './http/accept-handles.js';
 import { watchApiLoad } from './http/api-load.js';
 import { WebhookDispatcher } from './modules/webhooks/dispatcher.js';
 import { createCounterStore } from './ratelimit/index.js';
@@ -138,6 +139,9 @@ export async function serve(config: Config): Promise<void> {
   });
 
   let health: HealthListener | undefined;
+  // Assigned once listening; the shutdown handler, registered before, may run first.
+  // eslint-disable-next-line prefer-const
+  let acceptHandles: AcceptHandles | undefined;
   const drainMs = config.drainSeconds * 1000;
   closeWithGrace({ delay: drainMs + CLOSE_GRACE_MS + IN_FLIGHT_MS }, async ({ signal, err }) => {
     if (err) logger.error({ err }, 'shutting down after an error');
@@ -148,9 +152,10 @@ export async function serve(config: Config): Promise<void> {
     stopping = true;
     // net.Server's close stops listening only; http.Server's would also close the idle keep-alive
     // connections at once, resetting requests their clients had already sent on them.
-    const allClosed = new Promise<void>((resolve) =>
-      NetServer.prototype.close.call(app.server, () => resolve()),
-    );
+    const allClosed = Promise.all([
+      new Promise<void>((resolve) => NetServer.prototype.close.call(app.server, () => resolve())),
+      acceptHandles?.close(),
+    ]);
     const graceOver = delay(CLOSE_GRACE_MS, undefined, { ref: false });
     await Promise.race([allClosed, graceOver]);
     // Grace deadline: connections still idle close; those with a request in flight end after its answer.
@@ -169,6 +174,7 @@ export async function serve(config: Config): Promise<void> {
   });
 
   await app.listen({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG });
+  acceptHandles = await addAcceptHandles(app.server, config.acceptHandles);
   if (config.metricsPort !== undefined) {
     metricsServer = await listenMetrics(registry, config.host, config.metricsPort);
   }

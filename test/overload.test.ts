@@ -8,11 +8,12 @@
  */
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
-import { connect, type AddressInfo } from 'node:net';
+import { once } from 'node:events';
+import { connect, type AddressInfo, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { startHealthListener } from '../src/http/health-listener.js';
-import { SHEDDING_WINDOW_MS } from '../src/http/overload.js';
+import { BUDGET_WINDOW_MS, MIN_IN_FLIGHT_BUDGET, SHEDDING_WINDOW_MS } from '../src/http/overload.js';
 import { accountRepository } from '../src/modules/accounts/repository.js';
 import { petRepository, type PetRepository } from '../src/modules/pets/repository.js';
 import { backends, bearer } from './helpers.js';
@@ -25,7 +26,8 @@ const FLOOD = 24;
 function assertOverloaded(res: LightMyRequestResponse, label: string): void {
   assertErrorShape(res, 503, 'overloaded', label);
   assert.match(String(res.headers['retry-after']), /^[1-9]\d*$/, `${label}: Retry-After`);
-  assert.equal(res.headers.connection, 'close', `${label}: the refused connection is closed`);
+  // Kept alive: a client that reconnected after every refusal would cost more than the refusal.
+  assert.notEqual(res.headers.connection, 'close', `${label}: the refused connection is kept`);
 }
 
 /**
@@ -157,24 +159,92 @@ for (const backend of await backends()) {
       assert.match(metrics.body, /^http_requests_in_flight 0$/m);
     });
 
-    test('over real sockets: a refusal in the Error shape, and /healthz on a new connection answers 200', async () => {
+    test('over real sockets: a refusal in the Error shape on a kept connection, which is not read for a while; /healthz answers 200', async () => {
       const held = holdCreations(faulty);
       await faulty.app.listen({ port: 0, host: '127.0.0.1' });
       const { port } = faulty.app.server.address() as AddressInfo;
+      const serverSockets: Socket[] = [];
+      faulty.app.server.on('connection', (socket: Socket) => serverSockets.push(socket));
       const admitted = Array.from({ length: LIMIT }, (_, i) => create(`socket-held-${i}`));
       await held.arrived(LIMIT);
 
-      const refused = await get(port, '/v1/pets', auth());
-      assert.equal(refused.status, 503);
-      assert.equal(refused.headers['retry-after'], '1');
-      assert.equal(JSON.parse(refused.body).code, 'overloaded');
+      const client = connect(port, '127.0.0.1');
+      const answers = readAnswers(client);
+      const ask = `GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: ${auth().authorization}\r\n\r\n`;
+      client.write(ask);
+      const refused = await answers.next();
+      assert.match(refused, /^HTTP\/1\.1 503 /);
+      assert.match(refused, /^retry-after: 1\r$/im);
+      assert.doesNotMatch(refused, /^connection: close\r$/im);
+      assert.equal(JSON.parse(refused.slice(refused.indexOf('\r\n\r\n') + 4)).code, 'overloaded');
+      // The refused connection is not read until the pause ends, then read again: its next request is served.
+      const serverSide = serverSockets.at(-1)!;
+      assert.equal(serverSide.isPaused(), true, 'the refused connection is paused');
+      const resumed = once(serverSide, 'resume');
+      client.write(ask);
       const health = await get(port, '/healthz', {});
       assert.equal(health.status, 200, health.body);
 
       held.release();
       for (const res of await Promise.all(admitted)) assert.equal(res.statusCode, 201, res.body);
       faulty.setFaults([]);
-      assert.equal((await get(port, '/v1/pets', auth())).status, 200);
+      await resumed;
+      assert.match(await answers.next(), /^HTTP\/1\.1 200 /, 'the kept connection is served once read again');
+      client.destroy();
+    });
+
+    test('the in-flight budget follows the wait: it halves while admitted requests wait beyond OVERLOAD_QUEUE_MS, and grows back while it refuses', async () => {
+      const adaptive = await faultyApp(backend, [], {
+        overloadMaxInFlight: 1000,
+        overloadQueueMs: 100,
+        unauthenticatedPerMinute: 100_000,
+      });
+      try {
+        const budget = async (): Promise<number> => {
+          const metrics = await adaptive.app.inject({ url: '/metrics' });
+          return Number(/^http_requests_in_flight_budget (\d+)$/m.exec(metrics.body)?.[1]);
+        };
+        const createOn = (name: string): Promise<LightMyRequestResponse> =>
+          adaptive.app.inject({
+            method: 'POST',
+            url: '/v1/pets',
+            headers: bearer(adaptive.key),
+            payload: { name, categoryId: 1, status: 'available' },
+          });
+        /** `count` creations admitted, held while the clock moves `waitMs`, then answered. */
+        const waitOut = async (count: number, waitMs: number, tag: string): Promise<void> => {
+          const held = holdCreations(adaptive);
+          const pending = Array.from({ length: count }, (_, i) => createOn(`${tag}-${i}`));
+          await held.arrived(count);
+          adaptive.clock.advance(waitMs);
+          held.release();
+          for (const res of await Promise.all(pending)) assert.equal(res.statusCode, 201, res.body);
+          adaptive.setFaults([]);
+        };
+        assert.equal(await budget(), 1000, 'the configured maximum until a window is measured');
+
+        // Admitted requests waited 400 ms for a 100 ms target: halved (at most) per window.
+        await waitOut(3, 400, 'slow');
+        await createOn('next-window');
+        assert.equal(await budget(), 500);
+        await waitOut(3, 400, 'slower');
+        await createOn('next-window-2');
+        assert.equal(await budget(), MIN_IN_FLIGHT_BUDGET, 'never below the floor');
+
+        // The budget is reached and refuses while the wait is short: it grows, at most doubling per window.
+        const held = holdCreations(adaptive);
+        const pending = Array.from({ length: MIN_IN_FLIGHT_BUDGET }, (_, i) => createOn(`fill-${i}`));
+        await held.arrived(MIN_IN_FLIGHT_BUDGET);
+        assertOverloaded(await createOn('refused'), 'beyond the budget');
+        held.release();
+        for (const res of await Promise.all(pending)) assert.equal(res.statusCode, 201, res.body);
+        adaptive.setFaults([]);
+        adaptive.clock.advance(BUDGET_WINDOW_MS);
+        await createOn('next-window-3');
+        assert.equal(await budget(), 2 * MIN_IN_FLIGHT_BUDGET);
+      } finally {
+        await adaptive.close();
+      }
     });
 
     test('connections beyond MAX_CONNECTIONS are closed on accept', async () => {
@@ -242,4 +312,34 @@ function get(
     req.on('error', reject);
     req.end();
   });
+}
+
+/** Reads whole HTTP/1.1 answers (head and a Content-Length body) off a client socket, one per `next()`. */
+function readAnswers(socket: Socket): { next(): Promise<string> } {
+  let buffered = '';
+  const waiting: (() => void)[] = [];
+  socket.setEncoding('latin1');
+  socket.on('data', (chunk: string) => {
+    buffered += chunk;
+    for (const wake of waiting.splice(0)) wake();
+  });
+  const take = (): string | undefined => {
+    const headEnd = buffered.indexOf('\r\n\r\n');
+    if (headEnd === -1) return undefined;
+    const length = Number(/^content-length: (\d+)\r$/im.exec(buffered.slice(0, headEnd))?.[1] ?? 0);
+    const end = headEnd + 4 + length;
+    if (buffered.length < end) return undefined;
+    const answer = buffered.slice(0, end);
+    buffered = buffered.slice(end);
+    return answer;
+  };
+  return {
+    async next() {
+      for (;;) {
+        const answer = take();
+        if (answer !== undefined) return answer;
+        await new Promise<void>((resolve) => waiting.push(resolve));
+      }
+    },
+  };
 }

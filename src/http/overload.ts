@@ -21,6 +21,8 @@
  * Operational routes (`/healthz`, `/readyz`, `/metrics`) are never refused and not counted: an orchestrator
  * must see the instance alive, and `/readyz` answers 503 while the instance sheds so balancers route away.
  */
+import type { ServerResponse } from 'node:http';
+import { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Clock } from '../clock.js';
@@ -29,8 +31,24 @@ import { ApiError } from './errors.js';
 
 /** How long after its last refusal an instance still reports itself shedding on /readyz. */
 export const SHEDDING_WINDOW_MS = 1_000;
-/** What a refused client is told to wait: the backlog a full in-flight budget represents clears within it. */
+/** What a refused client is told to wait. */
 const RETRY_AFTER_SECONDS = '1';
+/**
+ * How long a refused connection is not read. A refused client on a keep-alive connection sends its next
+ * request at once (wrk does; Retry-After is advice); read at once, it is refused again, and thousands of such
+ * clients fill every turn of the event loop with refusals (measured: 0.27 of the rate kept at 5,000
+ * connections on SQLite). Closing the connection instead made each client reconnect, which is dearer still once
+ * connections are accepted promptly (accept-handles.ts). Not reading it leaves the next request in the kernel,
+ * at no cost, for less than Retry-After asks.
+ */
+export const REFUSED_CONNECTION_PAUSE_MS = 400;
+/** How often the in-flight budget is adjusted to the wait admitted requests had. */
+export const BUDGET_WINDOW_MS = 250;
+/** The budget never falls below this (nor above OVERLOAD_MAX_IN_FLIGHT). */
+export const MIN_IN_FLIGHT_BUDGET = 256;
+/** When the response was admitted (clock ms), read back when it closes. */
+const admittedAt = Symbol('admittedAt');
+type TimedResponse = ServerResponse & { [admittedAt]?: number };
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -40,8 +58,13 @@ declare module 'fastify' {
 }
 
 export interface OverloadOptions {
-  /** Requests in flight beyond which new ones are refused. */
+  /** Requests in flight beyond which new ones are always refused. */
   maxInFlight: number;
+  /**
+   * The wait admitted requests should have: the in-flight budget (at most `maxInFlight`) shrinks while their
+   * mean time from admission to answer is longer, and grows while it is shorter and the budget refuses.
+   */
+  queueMs: number;
   registry: Registry;
   clock: Clock;
 }
@@ -54,10 +77,16 @@ export interface OverloadState {
 }
 
 export function registerOverload(app: FastifyInstance, options: OverloadOptions): OverloadState {
-  const { maxInFlight, clock } = options;
+  const { maxInFlight, queueMs, clock } = options;
   let inFlight = 0;
   let admitted = 0;
   let lastRefusal = -Infinity;
+  // Until a window has been measured the budget is the configured maximum.
+  let budget = maxInFlight;
+  let windowStart = clock();
+  let windowAnswered = 0;
+  let windowWaited = 0;
+  let windowRefused = 0;
   const refused = new Counter({
     name: 'http_requests_shed_total',
     help: 'Requests refused with 503 overloaded because too many were in flight.',
@@ -71,50 +100,96 @@ export function registerOverload(app: FastifyInstance, options: OverloadOptions)
       this.set(inFlight);
     },
   });
+  new Gauge({
+    name: 'http_requests_in_flight_budget',
+    help: 'Requests in flight beyond which new ones are refused (adjusted to keep their wait near OVERLOAD_QUEUE_MS).',
+    registers: [options.registry],
+    collect() {
+      this.set(budget);
+    },
+  });
   // One listener per admitted request; 'close' is emitted once whether the answer finished or the client left.
-  const release = (): void => void inFlight--;
+  const release = function (this: TimedResponse): void {
+    inFlight--;
+    windowAnswered++;
+    windowWaited += clock() - (this[admittedAt] ?? 0);
+  };
+
+  /**
+   * Lazily, on a request, at most once per window (no timer: a busy loop would delay its callback anyway).
+   * Proportional to how far the mean wait is from the target, at most halving or doubling per window. It grows
+   * only while it refuses: a budget that nothing reaches says nothing about the wait at that many.
+   * A fixed budget could not fit both backends: 1,000 in flight is 0.1 s of work on SQLite and 0.3 s on
+   * PostgreSQL + Redis here, and a database that stalls makes any number too many.
+   */
+  const adjustBudget = (now: number): void => {
+    if (now - windowStart < BUDGET_WINDOW_MS) return;
+    if (windowAnswered > 0) {
+      const meanWait = windowWaited / windowAnswered;
+      if (meanWait > queueMs || windowRefused > 0) {
+        const factor = Math.min(2, Math.max(0.5, queueMs / Math.max(meanWait, 1)));
+        budget = Math.min(maxInFlight, Math.max(MIN_IN_FLIGHT_BUDGET, Math.round(budget * factor)));
+      }
+    }
+    windowStart = now;
+    windowAnswered = 0;
+    windowWaited = 0;
+    windowRefused = 0;
+  };
 
   /**
    * Refusals are answered once this turn's reads are done (check phase), not at once. Answered at once, a
    * refused keep-alive client sends its next request while the loop is still reading sockets, libuv keeps
    * polling (up to 48 rounds of 1,024 events per turn) and the admitted requests, which go on in the check
-   * phase (batches per turn), starve behind a stream of refusals. Deferred, each connection brings at most
-   * one request per turn.
+   * phase (batches per turn), starve behind a stream of refusals. Then the refused connections are not read
+   * for REFUSED_CONNECTION_PAUSE_MS.
    */
   let refusals: FastifyReply[] = [];
   const refuseAll = (): void => {
     const replies = refusals;
     refusals = [];
+    const paused: Socket[] = [];
     for (const reply of replies) {
-      // Closing the refused connection makes its client reconnect before it asks again, instead of re-sending
-      // at once on a keep-alive connection: measured with wrk on PostgreSQL + Redis, a 2,000-connection flood
-      // went from 0.06 to 0.90 of the 16-connection rate kept (0.02 → 0.75 at 5,000, 0 requests unanswered),
-      // on SQLite at 5,000 from 0.39 to 0.95: the re-sent refusals had filled every turn of the event loop.
-      reply.header('connection', 'close');
       sendError(
         reply,
         new ApiError('overloaded', undefined, undefined, { 'retry-after': RETRY_AFTER_SECONDS }),
       );
+      const socket = reply.raw.socket;
+      // A real connection (app.inject's stand-in has nothing to pause).
+      if (socket instanceof Socket && !socket.destroyed) {
+        socket.pause();
+        paused.push(socket);
+      }
     }
+    // One timer per turn's refusals. A client that closes meanwhile is noticed when its socket is read again.
+    if (paused.length > 0) setTimeout(resumeAll, REFUSED_CONNECTION_PAUSE_MS, paused).unref();
   };
 
   // Callback style: it runs for every request, and an async hook costs a promise each time.
   app.addHook('onRequest', (request, reply, done) => {
     if (request.routeOptions.config.access === 'operations') return done();
-    if (inFlight >= maxInFlight) {
+    const now = clock();
+    adjustBudget(now);
+    if (inFlight >= budget) {
       refused.inc();
-      lastRefusal = clock();
+      windowRefused++;
+      lastRefusal = now;
       if (refusals.push(reply) === 1) setImmediate(refuseAll);
       return;
     }
     inFlight++;
     admitted++;
+    (reply.raw as TimedResponse)[admittedAt] = now;
     reply.raw.once('close', release);
     done();
   });
 
   return {
     admitted: () => admitted,
-    shedding: () => inFlight >= maxInFlight || clock() - lastRefusal < SHEDDING_WINDOW_MS,
+    shedding: () => inFlight >= budget || clock() - lastRefusal < SHEDDING_WINDOW_MS,
   };
+}
+
+function resumeAll(sockets: Socket[]): void {
+  for (const socket of sockets) if (!socket.destroyed) socket.resume();
 }

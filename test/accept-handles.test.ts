@@ -1,0 +1,95 @@
+/**
+ * Extra accept handles (src/http/accept-handles.ts): copies of the API's listening socket that accept
+ * connections and hand them to the HTTP server. Shown without timing: once the server's own handle stops
+ * listening, every new connection can only have been accepted by a copy, so an answered request proves the
+ * copies accept and hand over; closing them frees the port. Whether they make a flood's new connections
+ * prompt is the overload benchmark's business.
+ */
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { createServer, request, type Server } from 'node:http';
+import { connect, Server as NetServer, type AddressInfo } from 'node:net';
+import { afterEach, test } from 'node:test';
+import { addAcceptHandles, type AcceptHandles } from '../src/http/accept-handles.js';
+
+let server: Server | undefined;
+let handles: AcceptHandles | undefined;
+
+afterEach(async () => {
+  server?.closeAllConnections();
+  await handles?.close();
+  if (server?.listening) await new Promise((resolve) => server!.close(resolve));
+  server = handles = undefined;
+});
+
+async function listening(): Promise<number> {
+  server = createServer((req, res) => res.end(`served ${req.url}`));
+  await new Promise<void>((resolve) => server!.listen({ port: 0, host: '127.0.0.1' }, resolve));
+  return (server.address() as AddressInfo).port;
+}
+
+/** Stops the server's own handle only: the socket stays open through the copies. */
+function closeOwnHandle(target: Server): Promise<void> {
+  return new Promise((resolve) => NetServer.prototype.close.call(target, () => resolve()));
+}
+
+function get(port: number, path: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve(body));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+test('the copies accept on the same socket and the HTTP server answers their connections', async () => {
+  const port = await listening();
+  handles = await addAcceptHandles(server!, 4);
+  assert.equal(handles.count, 4);
+  void closeOwnHandle(server!);
+  const bodies = await Promise.all(Array.from({ length: 20 }, (_, i) => get(port, `/${i}`)));
+  assert.deepEqual(
+    bodies,
+    Array.from({ length: 20 }, (_, i) => `served /${i}`),
+  );
+});
+
+test('closing the copies closes the socket: nothing accepts on the port any more', async () => {
+  const port = await listening();
+  handles = await addAcceptHandles(server!, 2);
+  await closeOwnHandle(server!);
+  assert.equal(await get(port, '/before'), 'served /before');
+  await handles.close();
+  const refused = connect(port, '127.0.0.1');
+  const [error] = (await once(refused, 'error')) as [NodeJS.ErrnoException];
+  assert.equal(error.code, 'ECONNREFUSED');
+});
+
+test('maxConnections counts the connections of every handle', async () => {
+  const port = await listening();
+  server!.maxConnections = 2;
+  handles = await addAcceptHandles(server!, 3);
+  void closeOwnHandle(server!);
+  const open = [connect(port, '127.0.0.1'), connect(port, '127.0.0.1')];
+  // Both are counted once accepted: a request on each is answered.
+  for (const socket of open) {
+    socket.write('GET /kept HTTP/1.1\r\nHost: x\r\n\r\n');
+    await once(socket, 'data');
+  }
+  const dropped = once(server!, 'drop');
+  const third = connect(port, '127.0.0.1');
+  third.on('error', () => {});
+  await dropped;
+  await once(third, 'close');
+  for (const socket of open) socket.destroy();
+});
+
+test('no copies asked, none made', async () => {
+  await listening();
+  handles = await addAcceptHandles(server!, 0);
+  assert.equal(handles.count, 0);
+});
