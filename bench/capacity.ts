@@ -100,7 +100,20 @@ async function redis(): Promise<Record<string, number>> {
     const base = `${prefix}{__rand_int__}|`;
     // What the limiter sends for an allowed request: the minute and day windows, rejected counter, ban.
     const command = ['EVALSHA', sha, '4', `${base}m`, `${base}d`, `${base}r`, `${base}ban`];
-    command.push('2', '1000000000', '1000000000', '60000', '86400000', '-1', '900000', '1', '-1', '900001');
+    // One group of one consume (ARGV[1], ARGV[2]): a quiet account's request; a busy one's share a call per turn.
+    command.push(
+      '1',
+      '2',
+      '1000000000',
+      '1000000000',
+      '60000',
+      '86400000',
+      '-1',
+      '900000',
+      '1',
+      '-1',
+      '900001',
+    );
     const n = String(Math.max(50_000, SECONDS * 20_000));
     for (const pipeline of [1, 16]) {
       const result = spawnSync(

@@ -5,6 +5,7 @@
  *
  *   npm run bench                       every scenario (a few minutes)
  *   npm run bench -- list getPet        only these (by name or tag; plus what they build on)
+ *   npm run bench -- =postgres          the scenario of that name only (postgres is also a tag)
  *   npm run bench -- --quick            smoke run: short rounds, short soak
  *   npm run bench -- --profile          also write V8 CPU profiles of the service to bench/profiles/
  *   npm run bench -- --no-postgres      leave out the scenarios tagged postgres
@@ -78,7 +79,7 @@ async function discover(): Promise<Scenario[]> {
 
 function select(all: Scenario[], words: string[]): Scenario[] {
   for (const word of words) {
-    if (!all.some((s) => s.name === word || s.tags?.includes(word))) {
+    if (!all.some((s) => s.name === word.replace(/^=/, '') || s.tags?.includes(word))) {
       const tags = [...new Set(all.flatMap((s) => s.tags ?? []))];
       throw new UsageError(
         `unknown scenario "${word}"; scenarios: ${all.map((s) => s.name).join(', ')}; tags: ${tags.join(', ')}`,
@@ -87,7 +88,8 @@ function select(all: Scenario[], words: string[]): Scenario[] {
   }
   return all.filter(
     (s) =>
-      (words.length === 0 || words.some((w) => s.name === w || s.tags?.includes(w))) &&
+      (words.length === 0 ||
+        words.some((w) => s.name === w.replace(/^=/, '') || (!w.startsWith('=') && s.tags?.includes(w)))) &&
       !(opts['no-postgres'] && s.tags?.includes('postgres')),
   );
 }

@@ -115,6 +115,69 @@ if (redisAvailable) {
   storageKinds.push({ name: 'postgres', create: () => createTestPostgresDatabase() });
 }
 
+describe('one script per subject and turn', { skip: !redisAvailable && 'Redis unreachable' }, () => {
+  test('the consumes of one turn: one command per subject, each answered as if sent alone, in order', async () => {
+    const prefix = `${uniqueName('turn')}:`;
+    const store = new RedisCounterStore(REDIS_URL, { prefix, installationId: 'i', timeoutMs: 2000 });
+    try {
+      assert.equal(await store.ready(5000), true);
+      const now = 1_700_000_000_000;
+      const ask = (subject: string, limit: number) =>
+        store.consume({
+          subject,
+          windows: [{ id: 'm:1', limit, ttlMs: 60_000 }],
+          rejectedId: 'x:1',
+          banThreshold: Infinity,
+          banMs: 1000,
+          now,
+          banLiftedAt: null,
+        });
+      const before = store.commandsSent;
+      // Asked in one turn: 8 consumes of a quota of 5 for one subject, 3 of a quota of 10 for another, and for
+      // a third, consumes that differ (sent as groups of alike ones in one script, still run in order).
+      const [busy, quiet, mixed] = await Promise.all([
+        Promise.all(Array.from({ length: 8 }, () => ask('a:1', 5))),
+        Promise.all(Array.from({ length: 3 }, () => ask('a:2', 10))),
+        Promise.all([ask('a:3', 2), ask('a:3', 2), ask('a:3', 10), ask('a:3', 2)]),
+      ]);
+      assert.equal(store.commandsSent - before, 3, 'one script per subject');
+      assert.deepEqual(
+        mixed.map((r) => [r.allowed, r.counts[0]]),
+        [
+          [true, 1],
+          [true, 2],
+          [true, 3],
+          [false, 3],
+        ],
+      );
+      assert.deepEqual(
+        busy.map((r) => [r.allowed, r.counts[0]]),
+        [
+          [true, 1],
+          [true, 2],
+          [true, 3],
+          [true, 4],
+          [true, 5],
+          [false, 5],
+          [false, 5],
+          [false, 5],
+        ],
+      );
+      assert.deepEqual(
+        quiet.map((r) => [r.allowed, r.counts[0]]),
+        [
+          [true, 1],
+          [true, 2],
+          [true, 3],
+        ],
+      );
+    } finally {
+      await store.close();
+      await deleteKeys(REDIS_URL, prefix);
+    }
+  });
+});
+
 describe('deployments sharing one Redis', { skip: !redisAvailable && 'Redis unreachable' }, () => {
   for (const kind of storageKinds) {
     test(`[${kind.name}] two databases, one REDIS_PREFIX: account 1 limited and banned on one is untouched on the other`, async (t) => {

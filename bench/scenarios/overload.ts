@@ -18,7 +18,6 @@ import {
   acknowledgedIds,
   checkPrerequisites,
   listedIds,
-  livenessOrigin,
   sweep,
   timing,
 } from '../overload/sweep.js';
@@ -48,7 +47,6 @@ export default defineScenario<State>({
     const env = {
       DATABASE_URL: `sqlite:${join(dir, 'overload.db')}`,
       LOG_LEVEL: 'info',
-      HEALTH_PORT: '0',
       NODE_OPTIONS: '',
     };
     const key = await createKey(env, 'overload');
@@ -81,7 +79,6 @@ export default defineScenario<State>({
       const service = await sweep(
         {
           origin: state.service.origin,
-          probeOrigin: livenessOrigin(state.service.stderr()),
           pid: state.service.child.pid!,
           auth,
           idsFile,

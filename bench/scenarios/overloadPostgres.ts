@@ -18,7 +18,6 @@ import {
   acknowledgedIds,
   checkPrerequisites,
   listedIds,
-  livenessOrigin,
   sweep,
   timing,
   type SweepFigures,
@@ -64,7 +63,6 @@ export default defineScenario<State>({
       REDIS_URL,
       REDIS_PREFIX: `${schema}:`,
       LOG_LEVEL: 'info',
-      HEALTH_PORT: '0',
       NODE_OPTIONS: '',
     };
     const dir = mkdtempSync(join(tmpdir(), 'pet-adoption-overload-pg-'));
@@ -90,7 +88,6 @@ export default defineScenario<State>({
       const service = await sweep(
         {
           origin: state.server.origin,
-          probeOrigin: livenessOrigin(state.server.stderr()),
           pid: state.server.child.pid!,
           auth,
           idsFile,

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { FastifyBaseLogger } from 'fastify';
 import { Redis } from 'ioredis';
+import { TurnBatch, type Settled } from '../db/turn-batch.js';
 import { withDeadline } from './deadline.js';
 import { defineHandBackCommands, sendBans, sendCounts } from './handback.js';
 import { MemoryCounterStore } from './memory.js';
@@ -8,71 +9,91 @@ import type { ConsumeRequest, ConsumeResult, CounterStore } from './store.js';
 
 /**
  * The whole `consume` contract of store.ts in one script, so Redis runs it atomically: with N concurrent
- * requests from any number of instances against a remaining quota R, exactly R are allowed.
+ * requests from any number of instances against a remaining quota R, exactly R are allowed. One call carries
+ * every consume one subject asked for in one turn of the event loop, run in order as if sent one by one
+ * (the requests of a busy account cost one command per turn, not one each).
  *
  * Hand-written rather than rate-limiter-flexible's RateLimiterRedis because the contract checks two windows
  * together and must not count rejected requests; the library's `consume` increments before it decides, and
  * one limiter per window could not undo the first window's increment when the second one rejects.
  *
- * KEYS: window counters 1..n, then the rejected counter, then the ban.
- * ARGV: n, limits 1..n, ttls 1..n, banThreshold (-1: never), banMs, now, banLiftedAt (-1: none), bannedUntil.
- * Reply: { allowed (1|0), bannedUntil ('' when not banned), event ('', 'banned': this request started the
- * ban, 'unbanned': it found a ban lifted by `accounts unban`), count 1..n }.
+ * ARGV[1]: how many groups of identical consumes (one subject's requests of one turn are usually all alike,
+ * and their arguments would otherwise be most of what the command sends); then, per group, KEYS: window
+ * counters 1..n, the rejected counter, the ban; ARGV: how many consumes, n, limits 1..n, ttls 1..n,
+ * banThreshold (-1: never), banMs, now, banLiftedAt (-1: none), bannedUntil.
+ * Reply, per consume in order: allowed (1|0), bannedUntil ('' when not banned), event ('', 'banned': this
+ * request started the ban, 'unbanned': it found a ban lifted by `accounts unban`), count 1..n.
  *
  * Times are the caller's, passed in ARGV: `since`/`until` are compared with the caller's `now`, never with
  * Redis' clock, so tests can move time; the PEXPIREs are real time and only collect garbage. `until` is
  * computed by the caller and stored as received because Lua 5.1 would print large numbers in exponent form.
  */
 export const CONSUME_LUA = `
-local n = tonumber(ARGV[1])
-local rejectedKey = KEYS[n + 1]
-local banKey = KEYS[n + 2]
-local base = 2 * n + 1
-local threshold = tonumber(ARGV[base + 1])
-local banMs = ARGV[base + 2]
-local now = tonumber(ARGV[base + 3])
-local liftedAt = tonumber(ARGV[base + 4])
-local bannedUntil = ARGV[base + 5]
+local function consume(k, a)
+  local n = tonumber(ARGV[a])
+  local rejectedKey = KEYS[k + n + 1]
+  local banKey = KEYS[k + n + 2]
+  local base = a + 2 * n
+  local threshold = tonumber(ARGV[base + 1])
+  local banMs = ARGV[base + 2]
+  local now = tonumber(ARGV[base + 3])
+  local liftedAt = tonumber(ARGV[base + 4])
+  local bannedUntil = ARGV[base + 5]
 
-local counts = {}
-for i = 1, n do
-  counts[i] = tonumber(redis.call('GET', KEYS[i]) or '0')
-end
-
-local event = ''
-local ban = redis.call('HMGET', banKey, 'since', 'until')
-if ban[1] then
-  local lifted = liftedAt >= 0 and liftedAt >= tonumber(ban[1])
-  if lifted or tonumber(ban[2]) <= now then
-    redis.call('DEL', banKey)
-    if lifted then redis.call('DEL', rejectedKey) end
-    if lifted and tonumber(ban[2]) > now then event = 'unbanned' end
-  else
-    return { 0, ban[2], '', unpack(counts) }
-  end
-end
-
-local allowed = true
-for i = 1, n do
-  if counts[i] >= tonumber(ARGV[1 + i]) then allowed = false end
-end
-
-if allowed then
+  local counts = {}
   for i = 1, n do
-    counts[i] = redis.call('INCR', KEYS[i])
-    if counts[i] == 1 then redis.call('PEXPIRE', KEYS[i], ARGV[1 + n + i]) end
+    counts[i] = tonumber(redis.call('GET', KEYS[k + i]) or '0')
   end
-  return { 1, '', event, unpack(counts) }
+
+  local event = ''
+  local ban = redis.call('HMGET', banKey, 'since', 'until')
+  if ban[1] then
+    local lifted = liftedAt >= 0 and liftedAt >= tonumber(ban[1])
+    if lifted or tonumber(ban[2]) <= now then
+      redis.call('DEL', banKey)
+      if lifted then redis.call('DEL', rejectedKey) end
+      if lifted and tonumber(ban[2]) > now then event = 'unbanned' end
+    else
+      return { 0, ban[2], '' }, counts
+    end
+  end
+
+  local allowed = true
+  for i = 1, n do
+    if counts[i] >= tonumber(ARGV[a + i]) then allowed = false end
+  end
+
+  if allowed then
+    for i = 1, n do
+      counts[i] = redis.call('INCR', KEYS[k + i])
+      if counts[i] == 1 then redis.call('PEXPIRE', KEYS[k + i], ARGV[a + n + i]) end
+    end
+    return { 1, '', event }, counts
+  end
+
+  local rejected = redis.call('INCR', rejectedKey)
+  if rejected == 1 then redis.call('PEXPIRE', rejectedKey, 60000) end
+  if threshold >= 0 and rejected > threshold then
+    redis.call('HSET', banKey, 'since', ARGV[base + 3], 'until', bannedUntil)
+    redis.call('PEXPIRE', banKey, banMs)
+    return { 0, bannedUntil, 'banned' }, counts
+  end
+  return { 0, '', event }, counts
 end
 
-local rejected = redis.call('INCR', rejectedKey)
-if rejected == 1 then redis.call('PEXPIRE', rejectedKey, 60000) end
-if threshold >= 0 and rejected > threshold then
-  redis.call('HSET', banKey, 'since', ARGV[base + 3], 'until', bannedUntil)
-  redis.call('PEXPIRE', banKey, banMs)
-  return { 0, bannedUntil, 'banned', unpack(counts) }
+local reply = {}
+local k, a = 0, 2
+for _ = 1, tonumber(ARGV[1]) do
+  for _ = 1, tonumber(ARGV[a]) do
+    local head, counts = consume(k, a + 1)
+    for _, v in ipairs(head) do reply[#reply + 1] = v end
+    for _, v in ipairs(counts) do reply[#reply + 1] = v end
+  end
+  local n = tonumber(ARGV[a + 1])
+  k = k + n + 2
+  a = a + 2 * n + 7
 end
-return { 0, '', event, unpack(counts) }
+return reply
 `;
 
 type ScriptedRedis = Redis & {
@@ -133,6 +154,10 @@ export class RedisCounterStore extends EventEmitter implements CounterStore {
   private handingBack = false;
   private readonly readyWaiters = new Set<(up: boolean) => void>();
   private sent = 0;
+  /** A turn's consumes, sent as one script per subject at the end of the turn. */
+  private readonly consumes = new TurnBatch<ConsumeRequest, ConsumeResult>((requests) =>
+    this.consumeInRedis(requests),
+  );
 
   constructor(url: string, options: RedisCounterStoreOptions) {
     super();
@@ -179,7 +204,7 @@ export class RedisCounterStore extends EventEmitter implements CounterStore {
     if (this.state === 'connecting') await this.ready(this.timeoutMs);
     if (this.state !== 'up') return this.fallback.consumeNow(request);
     try {
-      const result = await this.consumeInRedis(request);
+      const result = await this.consumes.add(request);
       this.fallback.observe(request, result);
       return result;
     } catch (error) {
@@ -188,26 +213,71 @@ export class RedisCounterStore extends EventEmitter implements CounterStore {
     }
   }
 
-  private async consumeInRedis(request: ConsumeRequest): Promise<ConsumeResult> {
-    const { windows } = request;
-    const base = this.keyBase(request.subject);
-    const keys = [...windows.map((w) => base + w.id), base + request.rejectedId, `${base}ban`];
-    const args = [
-      String(windows.length),
-      ...windows.map((w) => String(w.limit)),
-      ...windows.map((w) => String(Math.max(1, Math.ceil(w.ttlMs)))),
-      // Lua has no Infinity literal to receive; -1 means "never ban".
-      Number.isFinite(request.banThreshold) ? String(request.banThreshold) : '-1',
-      String(Math.max(1, Math.ceil(request.banMs))),
-      String(request.now),
-      request.banLiftedAt === null ? '-1' : String(request.banLiftedAt),
-      String(request.now + request.banMs),
-    ];
+  /**
+   * One script per subject for the consumes of one turn (see CONSUME_LUA), sent together (autopipelining);
+   * a subject whose script fails gets the error, the others their results.
+   */
+  private async consumeInRedis(requests: ConsumeRequest[]): Promise<Settled<ConsumeResult>[]> {
+    const bySubject = new Map<string, number[]>();
+    requests.forEach((request, i) => {
+      const group = bySubject.get(request.subject);
+      if (group) group.push(i);
+      else bySubject.set(request.subject, [i]);
+    });
+    const outcomes: Settled<ConsumeResult>[] = new Array(requests.length);
+    await Promise.all(
+      [...bySubject.values()].map(async (group) => {
+        try {
+          const results = await this.consumeForSubject(group.map((i) => requests[i]!));
+          group.forEach((i, j) => (outcomes[i] = { value: results[j]! }));
+        } catch (error) {
+          for (const i of group) outcomes[i] = { error };
+        }
+      }),
+    );
+    return outcomes;
+  }
+
+  private async consumeForSubject(requests: ConsumeRequest[]): Promise<ConsumeResult[]> {
+    const keys: string[] = [];
+    const args: string[] = [];
+    let groups = 0;
+    let previous = '';
+    let repeatAt = -1;
+    for (const request of requests) {
+      const { windows } = request;
+      const base = this.keyBase(request.subject);
+      const requestKeys = [...windows.map((w) => base + w.id), base + request.rejectedId, `${base}ban`];
+      const requestArgs = [
+        String(windows.length),
+        ...windows.map((w) => String(w.limit)),
+        ...windows.map((w) => String(Math.max(1, Math.ceil(w.ttlMs)))),
+        // Lua has no Infinity literal to receive; -1 means "never ban".
+        Number.isFinite(request.banThreshold) ? String(request.banThreshold) : '-1',
+        String(Math.max(1, Math.ceil(request.banMs))),
+        String(request.now),
+        request.banLiftedAt === null ? '-1' : String(request.banLiftedAt),
+        String(request.now + request.banMs),
+      ];
+      const signature = `${requestKeys.join('\n')}\n${requestArgs.join('\n')}`;
+      if (signature === previous) {
+        args[repeatAt] = String(Number(args[repeatAt]) + 1);
+        continue;
+      }
+      previous = signature;
+      groups++;
+      keys.push(...requestKeys);
+      repeatAt = args.length;
+      args.push('1', ...requestArgs);
+    }
     const reply = await withDeadline(
-      this.client.rateLimitConsume(keys.length, ...keys, ...args),
+      this.client.rateLimitConsume(keys.length, ...keys, String(groups), ...args),
       this.timeoutMs,
     );
-    return parseReply(reply, windows.length);
+    return parseReply(
+      reply,
+      requests.map((r) => r.windows.length),
+    );
   }
 
   /** The `{subject}` hash tag puts all of a subject's keys in one cluster slot, as a multi-key script needs. */
@@ -340,16 +410,23 @@ export class RedisCounterStore extends EventEmitter implements CounterStore {
   }
 }
 
-function parseReply(reply: unknown, windowCount: number): ConsumeResult {
-  if (!Array.isArray(reply) || reply.length !== windowCount + 3) {
+function parseReply(reply: unknown, windowCounts: number[]): ConsumeResult[] {
+  const expected = windowCounts.reduce((sum, n) => sum + n + 3, 0);
+  if (!Array.isArray(reply) || reply.length !== expected) {
     throw new Error(`unexpected reply from the rate-limit script: ${JSON.stringify(reply)}`);
   }
-  const [allowed, bannedUntil, event, ...counts] = reply as unknown[];
-  const result: ConsumeResult = {
-    allowed: allowed === 1,
-    counts: counts.map(Number),
-    bannedUntil: bannedUntil === '' || bannedUntil === null ? null : Number(bannedUntil),
-  };
-  if (event === 'banned' || event === 'unbanned') result.event = event;
-  return result;
+  const results: ConsumeResult[] = [];
+  let at = 0;
+  for (const n of windowCounts) {
+    const [allowed, bannedUntil, event] = reply.slice(at, at + 3) as unknown[];
+    const result: ConsumeResult = {
+      allowed: allowed === 1,
+      counts: (reply.slice(at + 3, at + 3 + n) as unknown[]).map(Number),
+      bannedUntil: bannedUntil === '' || bannedUntil === null ? null : Number(bannedUntil),
+    };
+    if (event === 'banned' || event === 'unbanned') result.event = event;
+    results.push(result);
+    at += n + 3;
+  }
+  return results;
 }
