@@ -14,13 +14,7 @@ import { MemoryWatch } from '../lib/memory.js';
 import { defineScenario } from '../lib/scenario.js';
 import { createKey, logFile, scriptArgv, seed, trimLog } from '../lib/service.js';
 import { OVERLOAD_TARGET, overloadOutcome } from '../overload/outcome.js';
-import {
-  acknowledgedIds,
-  checkPrerequisites,
-  listedIds,
-  sweep,
-  timing,
-} from '../overload/sweep.js';
+import { acknowledgedIds, checkPrerequisites, listedIds, sweep, timing } from '../overload/sweep.js';
 
 export const OVERLOAD_PETS = 1000;
 
