@@ -93,7 +93,7 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 export const DEFAULT_MAX_OPEN_ORDERS = 5;
 /** OVERLOAD_MAX_IN_FLIGHT, OVERLOAD_QUEUE_MS and MAX_CONNECTIONS's defaults, for apps built without a full Config. */
 export const DEFAULT_OVERLOAD_MAX_IN_FLIGHT = 4096;
-export const DEFAULT_OVERLOAD_QUEUE_MS = 250;
+export const DEFAULT_OVERLOAD_QUEUE_MS = 400;
 export const DEFAULT_MAX_CONNECTIONS = 10_000;
 
 type Env = Record<string, string | undefined>;
