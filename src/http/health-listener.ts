@@ -1,11 +1,9 @@
 /**
- * `/healthz` on a port of its own (HEALTH_PORT), for the orchestrator's liveness probe. Under a flood that
- * opens thousands of connections at once, the service's own port has thousands of connections waiting in
- * the kernel's accept queue, and Node (20, libuv 1.46) accepts about one per event-loop iteration while each
- * iteration is busy serving the connections already open: a probe's new connection waits behind all of them,
- * for seconds, however cheap its answer (bench/overload/accept-rate.ts shows the accept rate). This
- * listener's accept queue holds only the probes, so a probe is accepted and answered within an iteration or
- * two. It answers nothing but `GET`/`HEAD /healthz`: no API is reachable through it.
+ * `/healthz` on a port of its own (HEALTH_PORT), for an orchestrator that wants the liveness probe apart from
+ * the API's connections. Under a flood that opens thousands of connections at once, a probe's new connection
+ * on the API port waits behind every connection still to be accepted; with the extra accept handles
+ * (accept-handles.ts) that wait is short, and this listener's accept queue holds only the probes. It answers
+ * nothing but `GET`/`HEAD /healthz`: no API is reachable through it.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -11,12 +11,10 @@
  * What this bounds is the work one turn of the event loop takes on: every request read in a turn is parsed
  * and then served, stage by stage (key lookups, pages and commits are batched per turn), and requests held
  * by a stalled database keep their place. It is exact, testable, and costs a counter per request.
- * What it does not see (measured, bench/README.md "Overload"): libuv reads at most 1,024 ready sockets per
- * poll, so under thousands of keep-alive connections the requests in flight stay near that batch while the
- * others wait in the kernel, a whole round of turns; and Node accepts about one new connection per turn.
- * A queue-time signal (how long a request waited before it was read) would bound that latency, but Node
- * gives no timestamp for when a socket became readable; the liveness probe's answer is kept prompt by
- * HEALTH_PORT (health-listener.ts) instead.
+ * The budget is not a fixed number: it follows the mean time admitted requests took (OVERLOAD_QUEUE_MS), so
+ * it is larger on a fast backend than on a slow one and falls when the database stalls.
+ * What it does not see: a request waiting in the kernel before it is read. Connections waiting to be
+ * accepted are kept few by accept-handles.ts; a refused connection is deliberately left unread for a while.
  *
  * Operational routes (`/healthz`, `/readyz`, `/metrics`) are never refused and not counted: an orchestrator
  * must see the instance alive, and `/readyz` answers 503 while the instance sheds so balancers route away.
