@@ -103,6 +103,7 @@ async function redis(): Promise<Record<string, number>> {
     // One group of one consume (ARGV[1], ARGV[2]): a quiet account's request; a busy one's share a call per turn.
     command.push(
       '1',
+      '1',
       '2',
       '1000000000',
       '1000000000',
