@@ -55,7 +55,11 @@ export async function addAcceptHandles(server: HttpServer, count: number): Promi
     viaHandles.add(socket);
     server.emit('connection', socket);
   };
-  for (const handle of handles) handle.on('connection', accept);
+  for (const handle of handles) {
+    handle.on('connection', accept);
+    // As an error of the server's own listening handle would be.
+    handle.on('error', (error: Error) => server.emit('error', error));
+  }
 
   return {
     count: handles.length,

@@ -38,7 +38,7 @@ export function registerCostMetrics(
   });
   new Counter({
     name: 'pet_adoption_redis_commands_total',
-    help: 'Commands sent to Redis (one EVALSHA per rate-limited request; 0 with in-process counters).',
+    help: 'Commands sent to Redis (one rate-limit script per account and event-loop turn; 0 with in-process counters).',
     registers: [registry],
     collect() {
       this.reset();
