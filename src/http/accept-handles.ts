@@ -1,9 +1,26 @@
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import type { Server as HttpServer } from 'node:http';
 import type { Server as NetServer, Socket } from 'node:net';
 
-/** The helper process: every listening server it is sent, it sends back (as a new descriptor). */
-const ECHO_SCRIPT = "process.on('message', (m, server) => process.send(m, server));";
+/**
+ * The helper process: every listening server it is sent, it sends back (as a new descriptor). Its own copies
+ * listen too until it is told `done`: a connection one of them accepts meanwhile is sent back as well, so none
+ * is stranded in the helper, then it closes them and says `closed`.
+ */
+const HELPER_SCRIPT = `
+const copies = [];
+process.on('message', (message, server) => {
+  if (message === 'done') {
+    for (const copy of copies) copy.close();
+    process.send('closed');
+    return;
+  }
+  copies.push(server);
+  server.on('connection', (socket) => process.send('connection', socket));
+  process.send(message, server);
+});
+`;
 
 export interface AcceptHandles {
   /** How many extra handles accept on the socket. */
@@ -26,8 +43,9 @@ export interface AcceptHandles {
  *
  * How: a socket can only be given a second descriptor by passing it through another process (SCM_RIGHTS),
  * which Node's IPC does for a net.Server (`subprocess.send(message, server)`, documented). A short-lived helper
- * sends it back K times; each copy arrives as a listening net.Server with a descriptor of its own. Node 22.12's
- * `listen({ reusePort: true })` would give K sockets directly and make this unnecessary.
+ * sends it back K times; each copy arrives as a listening net.Server with a descriptor of its own. The helper
+ * is waited for until it has closed its own copies and exited, and whatever it accepted meanwhile is handed
+ * over. Node 22.12's `listen({ reusePort: true })` would give K sockets directly and make this unnecessary.
  *
  * The copies only accept. Their connections go to the HTTP server through its 'connection' event, the
  * documented way to hand it a socket, so keep-alive, timeouts and connection tracking (closeIdleConnections)
@@ -35,7 +53,9 @@ export interface AcceptHandles {
  */
 export async function addAcceptHandles(server: HttpServer, count: number): Promise<AcceptHandles> {
   if (count <= 0) return { count: 0, close: () => Promise.resolve() };
-  const handles = await duplicate(server, count);
+  // Connections the helper accepted before it closed its copies arrive before the handles are wired.
+  const early: Socket[] = [];
+  const handles = await duplicate(server, count, (socket) => early.push(socket));
 
   let open = 0;
   const viaHandles = new WeakSet<Socket>();
@@ -60,6 +80,7 @@ export async function addAcceptHandles(server: HttpServer, count: number): Promi
     // As an error of the server's own listening handle would be.
     handle.on('error', (error: Error) => server.emit('error', error));
   }
+  for (const socket of early) accept(socket);
 
   return {
     count: handles.length,
@@ -70,8 +91,12 @@ export async function addAcceptHandles(server: HttpServer, count: number): Promi
   };
 }
 
-async function duplicate(server: HttpServer, count: number): Promise<NetServer[]> {
-  const helper = spawn(process.execPath, ['-e', ECHO_SCRIPT], {
+async function duplicate(
+  server: HttpServer,
+  count: number,
+  strayConnection: (socket: Socket) => void,
+): Promise<NetServer[]> {
+  const helper = spawn(process.execPath, ['-e', HELPER_SCRIPT], {
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     // The service's own NODE_OPTIONS (a heap cap, a profiler) are not the helper's business.
     env: { ...process.env, NODE_OPTIONS: '' },
@@ -83,9 +108,11 @@ async function duplicate(server: HttpServer, count: number): Promise<NetServer[]
       helper.once('exit', (code, signal) =>
         reject(new Error(`the accept-handle helper exited early (${signal ?? code})`)),
       );
-      helper.on('message', (_message, handle) => {
+      helper.on('message', (message, handle) => {
+        if (message === 'connection') return strayConnection(handle as Socket);
+        if (message === 'closed') return resolve();
         handles.push(handle as NetServer);
-        if (handles.length === count) resolve();
+        if (handles.length === count) helper.send('done');
       });
       for (let i = 0; i < count; i++) helper.send(i, server);
     });
@@ -94,8 +121,13 @@ async function duplicate(server: HttpServer, count: number): Promise<NetServer[]
     throw error;
   } finally {
     helper.removeAllListeners('exit');
-    helper.disconnect();
-    helper.kill();
+    helper.removeAllListeners('message');
+    if (helper.connected) helper.disconnect();
+    if (helper.exitCode === null && helper.signalCode === null) {
+      const exited = once(helper, 'exit');
+      helper.kill();
+      await exited;
+    }
   }
   return handles;
 }
