@@ -332,15 +332,19 @@ for (const backend of await backends()) {
       assert.equal(request.headers['webhook-id'], event.id);
       assert.equal((await deliveries(id))[0]!.status, 'succeeded');
       // The dead one's late answer is dropped: its lease token no longer holds.
-      assert.equal(
-        await repo.complete(
-          claimed[0]!.id,
-          claimed[0]!.leaseToken,
-          { kind: 'succeeded', statusCode: 200 },
+      assert.deepEqual(
+        await repo.completeAll(
+          [
+            {
+              id: claimed[0]!.id,
+              leaseToken: claimed[0]!.leaseToken,
+              outcome: { kind: 'succeeded', statusCode: 200 },
+            },
+          ],
           ctx.clock.now,
           1,
         ),
-        false,
+        [false],
       );
     });
 

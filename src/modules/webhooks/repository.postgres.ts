@@ -216,17 +216,6 @@ export class PostgresWebhookRepository implements WebhookRepository {
     });
   }
 
-  async complete(
-    id: number,
-    leaseToken: string,
-    outcome: AttemptOutcome,
-    now: number,
-    disableAfterMs: number,
-  ): Promise<boolean> {
-    const [held] = await this.completeAll([{ id, leaseToken, outcome }], now, disableAfterMs);
-    return held!;
-  }
-
   /** Successes, the common case, go in two statements whatever their number; failures one by one. */
   completeAll(completions: Completion[], now: number, disableAfterMs: number): Promise<boolean[]> {
     return this.db.transaction(async (client) => {

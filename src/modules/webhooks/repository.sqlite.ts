@@ -6,7 +6,6 @@ import {
   formatEvents,
   parseEvents,
   roomFor,
-  type AttemptOutcome,
   type ClaimedDelivery,
   type ClaimQuery,
   type Completion,
@@ -323,17 +322,6 @@ export class SqliteWebhookRepository implements WebhookRepository {
     return this.database.write(() => {
       this.dispatch.release.run(id, leaseToken);
     });
-  }
-
-  async complete(
-    id: number,
-    leaseToken: string,
-    outcome: AttemptOutcome,
-    now: number,
-    disableAfterMs: number,
-  ): Promise<boolean> {
-    const [held] = await this.completeAll([{ id, leaseToken, outcome }], now, disableAfterMs);
-    return held!;
   }
 
   completeAll(completions: Completion[], now: number, disableAfterMs: number): Promise<boolean[]> {

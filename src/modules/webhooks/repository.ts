@@ -112,11 +112,10 @@ export interface QueueStats {
  * - `claim` leases up to `limit` due pending deliveries of enabled endpoints not in `busyEndpoints` (their
  *   lease expired or they have none) until `leaseUntil`, at most `roomFor` per endpoint (the rows beyond
  *   are left alone, not leased); no delivery is held by two unexpired leases.
- * - `complete` records an attempt only if the lease token still holds (a reclaimed delivery's late answer is
- *   dropped). A failure starts (or continues) the endpoint's failing streak; a success ends it; a streak
- *   older than `disableAfterMs` or a 410 disables the endpoint and fails its pending deliveries.
- *   `completeAll` records several attempts so, in one transaction, in the order given; each result says
- *   whether that attempt's lease still held.
+ * - `completeAll` records attempts in one transaction, in the order given, each only if its lease token still
+ *   holds (a reclaimed delivery's late answer is dropped); each result says whether it held. A failure starts
+ *   (or continues) the endpoint's failing streak; a success ends it; a streak older than `disableAfterMs` or a
+ *   410 disables the endpoint and fails its pending deliveries.
  */
 export interface WebhookRepository {
   createEndpoint(accountId: number, endpoint: NewEndpoint, now: number): Promise<EndpointRecord>;
@@ -143,13 +142,6 @@ export interface WebhookRepository {
   claim(query: ClaimQuery): Promise<ClaimedDelivery[]>;
   /** Gives a lease back unattempted (claimed beyond the endpoint's concurrency). */
   release(id: number, leaseToken: string): Promise<void>;
-  complete(
-    id: number,
-    leaseToken: string,
-    outcome: AttemptOutcome,
-    now: number,
-    disableAfterMs: number,
-  ): Promise<boolean>;
   completeAll(completions: Completion[], now: number, disableAfterMs: number): Promise<boolean[]>;
   stats(): Promise<QueueStats>;
 }
