@@ -55,7 +55,10 @@ export async function addAcceptHandles(server: HttpServer, count: number): Promi
   if (count <= 0) return { count: 0, close: () => Promise.resolve() };
   // Connections the helper accepted before it closed its copies arrive before the handles are wired.
   const early: Socket[] = [];
-  const handles = await duplicate(server, count, (socket) => early.push(socket));
+  const handles = await duplicate(server, count, (socket) => early.push(socket)).catch((error: unknown) => {
+    for (const socket of early) socket.destroy();
+    throw error;
+  });
 
   let open = 0;
   const viaHandles = new WeakSet<Socket>();
