@@ -74,9 +74,9 @@ export interface Config {
    * `Link` and the OpenAPI `servers` become absolute. Unset: they stay root-relative.
    */
   publicUrl: string | undefined;
-  /** Requests in flight beyond which new ones are refused at once with `503 overloaded` (DESIGN 4.7). */
+  /** The most requests in flight; beyond the in-flight budget new ones get `503 overloaded` (DESIGN 4.7). */
   overloadMaxInFlight: number;
-  /** Below that maximum, requests in flight are limited to what the instance answered in this long. */
+  /** The mean wait of admitted requests that the in-flight budget (at most the maximum) is adjusted to. */
   overloadQueueMs: number;
   /** Extra accept handles on the API's listening socket (http/accept-handles.ts); 0: none. */
   acceptHandles: number;

@@ -74,3 +74,38 @@ export function rawExchange(port: number, request: string, options: RawOptions =
     });
   });
 }
+
+/**
+ * The answers a server writes on a kept-alive connection, one whole answer (head and Content-Length body)
+ * per `next()`, parsed; waits on the socket's data only.
+ */
+export function keptAliveAnswers(socket: net.Socket): {
+  next(): Promise<Pick<RawAnswer, 'status' | 'headers' | 'body'>>;
+} {
+  let buffered = '';
+  const waiting: (() => void)[] = [];
+  socket.setEncoding('latin1');
+  socket.on('data', (chunk: string) => {
+    buffered += chunk;
+    for (const wake of waiting.splice(0)) wake();
+  });
+  const take = (): string | undefined => {
+    const headEnd = buffered.indexOf('\r\n\r\n');
+    if (headEnd === -1) return undefined;
+    const length = Number(/^content-length: (\d+)\r$/im.exec(buffered.slice(0, headEnd))?.[1] ?? 0);
+    const end = headEnd + 4 + length;
+    if (buffered.length < end) return undefined;
+    const answer = buffered.slice(0, end);
+    buffered = buffered.slice(end);
+    return answer;
+  };
+  return {
+    async next() {
+      for (;;) {
+        const answer = take();
+        if (answer !== undefined) return parseRaw(answer);
+        await new Promise<void>((resolve) => waiting.push(resolve));
+      }
+    },
+  };
+}
