@@ -212,6 +212,54 @@ for (const [backend, makePair] of pairs) {
       }
     });
 
+    test('requests that miss the cache together share one read of the page', async () => {
+      const pets = pair.b.repository(petRepository) as PetRepository;
+      const orders = pair.b.repository(orderRepository) as OrderRepository;
+      const originals = {
+        pets: pets.list.bind(pets),
+        pet: pets.get.bind(pets),
+        orders: orders.list.bind(orders),
+      };
+      const queries = { pets: 0, pet: 0, orders: 0 };
+      pets.list = (query) => {
+        queries.pets++;
+        return originals.pets(query);
+      };
+      pets.get = (id) => {
+        queries.pet++;
+        return originals.pet(id);
+      };
+      orders.list = (query) => {
+        queries.orders++;
+        return originals.orders(query);
+      };
+      // Sent at once, they arrive in one turn, and each checks the cache before any has read the page.
+      const together = (url: string) =>
+        Promise.all(Array.from({ length: 10 }, () => apps[1]!.inject({ url, headers: auth })));
+      try {
+        const answers = await Promise.all([
+          together('/v1/pets?limit=3'),
+          // Not read before (every pet of the test was), and absent: a failed read is shared as well.
+          together(`/v1/pets/${petIds.at(-1)! + 1000}`),
+          together('/v1/store/orders?limit=3'),
+        ]);
+        for (const [i, group] of answers.entries()) {
+          for (const res of group) {
+            assert.equal(res.statusCode, i === 1 ? 404 : 200, res.body);
+            assert.equal(res.body, group[0]!.body);
+            assert.equal(res.headers.etag, group[0]!.headers.etag);
+            assert.equal(res.headers.link, group[0]!.headers.link);
+          }
+        }
+        assert.ok(answers[0]![0]!.headers.link, 'the shared page carries its Link to every request');
+        assert.deepEqual(queries, { pets: 1, pet: 1, orders: 1 });
+      } finally {
+        pets.list = originals.pets;
+        pets.get = originals.pet;
+        orders.list = originals.orders;
+      }
+    });
+
     test('a write answered on one instance is seen at once by the next read on both', async (t) => {
       const writes: [
         string,

@@ -57,6 +57,9 @@ export function sendSerializedPage(
 export class PageCache {
   private version: string | undefined;
   private readonly pages = new Map<string, SerializedPage>();
+  /** Reads under way, labelled like pages: `loadingVersion` is the version they were started at. */
+  private loadingVersion: string | undefined;
+  private readonly loading = new Map<string, Promise<SerializedPage>>();
 
   /** @param maxPages bounds memory: a page of 100 pets is ~7 KB. */
   constructor(private readonly maxPages = 1_000) {}
@@ -64,6 +67,46 @@ export class PageCache {
   /** The page for `key` if it was read at exactly `version`. */
   get(version: string | undefined, key: string): SerializedPage | undefined {
     return version !== undefined && version === this.version ? this.pages.get(key) : undefined;
+  }
+
+  /**
+   * The page for `key` at `version` when `get` has none: the read of it already under way at that version,
+   * or `read()` started now and remembered once it answers. Every request of a turn checks the cache before
+   * any of them has read the page (the reads are batched at the turn's end), so without this each one
+   * read and serialized the same page: measured, every list in a mixed read/write flood missed the cache.
+   * Sharing a read under way is as exact as answering a finished one: both are labelled with the version
+   * read before the page, and are only given to requests that observed that same version.
+   * A read that fails fails every request that waited on it, as it would have failed each of them.
+   */
+  load(
+    version: string | undefined,
+    key: string,
+    read: () => Promise<SerializedPage>,
+  ): Promise<SerializedPage> {
+    if (version === undefined) return read();
+    if (version !== this.loadingVersion) {
+      this.loading.clear();
+      this.loadingVersion = version;
+    }
+    const underWay = this.loading.get(key);
+    if (underWay !== undefined) return underWay;
+    const loaded = read().then(
+      (page) => {
+        this.forget(version, key, loaded);
+        this.set(version, key, page);
+        return page;
+      },
+      (error: unknown) => {
+        this.forget(version, key, loaded);
+        throw error;
+      },
+    );
+    this.loading.set(key, loaded);
+    return loaded;
+  }
+
+  private forget(version: string, key: string, loaded: Promise<SerializedPage>): void {
+    if (version === this.loadingVersion && this.loading.get(key) === loaded) this.loading.delete(key);
   }
 
   /**

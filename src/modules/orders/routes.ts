@@ -200,20 +200,20 @@ export const orderRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
       const version = orders.readVersion();
       // Whose orders (a manager sees every account's, with `account` shown) and which page.
       const key = `${accountId ?? '*'}|${limit}|${status ?? ''}|${petId ?? ''}|${afterId ?? 0}`;
-      let cached = pages.get(version, key);
-      if (cached === undefined) {
-        // Ids beyond what the service issues match nothing; no need to ask.
-        const rows =
-          petId !== undefined && petId > MAX_ID
-            ? []
-            : await orders.list({ accountId, status, petId, afterId, limit: limit + 1 });
-        const page = sendPage(reply, rows, { path: '/v1/store/orders', limit, filters: { status, petId } });
-        cached = serializePage(
-          reply,
-          page.map((order) => renderOrder(order, manager)),
-        );
-        pages.set(version, key, cached);
-      }
+      const cached =
+        pages.get(version, key) ??
+        (await pages.load(version, key, async () => {
+          // Ids beyond what the service issues match nothing; no need to ask.
+          const rows =
+            petId !== undefined && petId > MAX_ID
+              ? []
+              : await orders.list({ accountId, status, petId, afterId, limit: limit + 1 });
+          const page = sendPage(reply, rows, { path: '/v1/store/orders', limit, filters: { status, petId } });
+          return serializePage(
+            reply,
+            page.map((order) => renderOrder(order, manager)),
+          );
+        }));
       return sendSerializedPage(request, reply, cached);
     },
   );

@@ -82,12 +82,15 @@ export const petRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
       // Read before the page, so a page is never labelled newer than its data (see http/page-cache.ts).
       const version = pets.readVersion();
       const key = `${limit}|${status ?? ''}|${afterId ?? 0}`;
-      let page = pages.get(version, key);
-      if (page === undefined) {
-        const rows = await pets.list({ status, afterId, limit: limit + 1 });
-        page = serializePage(reply, sendPage(reply, rows, { path: '/v1/pets', limit, filters: { status } }));
-        pages.set(version, key, page);
-      }
+      const page =
+        pages.get(version, key) ??
+        (await pages.load(version, key, async () => {
+          const rows = await pets.list({ status, afterId, limit: limit + 1 });
+          return serializePage(
+            reply,
+            sendPage(reply, rows, { path: '/v1/pets', limit, filters: { status } }),
+          );
+        }));
       return sendSerializedPage(request, reply, page);
     },
   );
@@ -192,15 +195,15 @@ export const petRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
       // Read before the pet, so an answer is never labelled newer than its data (see http/page-cache.ts).
       const version = pets.readVersion();
       const key = String(id);
-      let answer = single.get(version, key);
-      if (answer === undefined) {
-        // Well-formed int64 ids beyond what the service issues cannot exist.
-        const found = id <= MAX_ID ? await pets.get(id) : undefined;
-        if (!found) throw new ApiError('pet_not_found');
-        const body = Buffer.from(reply.serialize(found.pet) as string);
-        answer = { body, etag: strongEtag(found.version), link: undefined };
-        single.set(version, key, answer);
-      }
+      const answer =
+        single.get(version, key) ??
+        (await single.load(version, key, async () => {
+          // Well-formed int64 ids beyond what the service issues cannot exist.
+          const found = id <= MAX_ID ? await pets.get(id) : undefined;
+          if (!found) throw new ApiError('pet_not_found');
+          const body = Buffer.from(reply.serialize(found.pet) as string);
+          return { body, etag: strongEtag(found.version), link: undefined };
+        }));
       return sendSerializedPage(request, reply, answer);
     },
   );
