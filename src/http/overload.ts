@@ -32,6 +32,11 @@ export const SHEDDING_WINDOW_MS = 1_000;
 /** What a refused client is told to wait. */
 const RETRY_AFTER_SECONDS = '1';
 /**
+ * Every refusal is the same error: built once, since an Error captures a stack trace when it is made
+ * (measured ~9 µs of each refusal under a flood).
+ */
+const OVERLOADED = new ApiError('overloaded', undefined, undefined, { 'retry-after': RETRY_AFTER_SECONDS });
+/**
  * How long a refused connection is not read. A refused client on a keep-alive connection sends its next
  * request at once (wrk does; Retry-After is advice); read at once, it is refused again, and thousands of such
  * clients fill every turn of the event loop with refusals (measured: 0.27 of the rate kept at 5,000
@@ -148,10 +153,7 @@ export function registerOverload(app: FastifyInstance, options: OverloadOptions)
     refusals = [];
     const paused: Socket[] = [];
     for (const reply of replies) {
-      sendError(
-        reply,
-        new ApiError('overloaded', undefined, undefined, { 'retry-after': RETRY_AFTER_SECONDS }),
-      );
+      sendError(reply, OVERLOADED);
       const socket = reply.raw.socket;
       // A real connection (app.inject's stand-in has nothing to pause).
       if (socket instanceof Socket && !socket.destroyed) {

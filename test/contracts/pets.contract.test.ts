@@ -76,6 +76,28 @@ contractSuite('pets', (target) => {
       );
       assert.deepEqual(await listAll(storage), before);
     });
+
+    test('creations at the same time each get their own pet; an unknown category among them is answered alone', async () => {
+      const before = (await listAll(storage)).length;
+      const inputs = [
+        { name: 'Twin', categoryId: 1, status: 'available' },
+        { name: 'Twin', categoryId: 1, status: 'available' },
+        { name: 'Lost', categoryId: 999, status: 'available' },
+        { name: 'Other', categoryId: 2, status: 'sold' },
+      ] as const;
+      // One event-loop turn: one batch where the backend batches creations.
+      const results = await Promise.all(inputs.map((pet) => storage.repository(petRepository).create(pet)));
+      assert.deepEqual(results[2], { kind: 'unknown_category' });
+      const pets = [0, 1, 3].map((i) => {
+        const pet = createdPet(results[i]!);
+        assert.deepEqual(pet, { id: pet.id, ...inputs[i] });
+        return pet;
+      });
+      assert.equal(new Set(pets.map((pet) => pet.id)).size, 3, 'each creation has its own id');
+      for (const pet of pets)
+        assert.deepEqual(await storage.repository(petRepository).get(pet.id), { pet, version: 1 });
+      assert.equal((await listAll(storage)).length, before + 3, 'exactly the created pets exist');
+    });
   });
 
   describe('listing', () => {

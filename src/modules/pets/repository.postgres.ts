@@ -1,4 +1,6 @@
 import type { PoolClient } from 'pg';
+import { StorageUnavailableError } from '../../db/database.js';
+import { isUnavailable } from '../../db/postgres-errors.js';
 import type { PostgresDatabase } from '../../db/postgres.js';
 import { TurnBatch, type Settled } from '../../db/turn-batch.js';
 import { settleIdempotent, type Idempotent, type IdempotencyInput } from '../../http/idempotency/index.js';
@@ -26,6 +28,25 @@ type VersionedRow = Pet & { version: number | string };
 
 function versioned({ version, ...pet }: VersionedRow): VersionedPet {
   return { pet, version: Number(version) };
+}
+
+/** A creation without an Idempotency-Key, as the turn's batch receives it. */
+interface Creation {
+  pet: NewPetRecord;
+  now: number;
+}
+
+function isCategoryForeignKey(error: unknown): boolean {
+  const { code, constraint } = (error ?? {}) as { code?: unknown; constraint?: unknown };
+  return code === '23503' && constraint === 'pets_category_id_fkey';
+}
+
+async function settleAsync<T>(fn: () => Promise<T>): Promise<Settled<T>> {
+  try {
+    return { value: await fn() };
+  } catch (error) {
+    return { error };
+  }
 }
 
 /** Rows per statement when seeding: large enough to amortise round trips, small enough for one message. */
@@ -71,6 +92,21 @@ const SQL = {
   insertPet: `INSERT INTO pets (name, category_id, status, created_at)
     SELECT $1, $2, $3, $4 WHERE EXISTS (SELECT 1 FROM categories WHERE id = $2)
     RETURNING ${PET_COLUMNS}`,
+  // insertPet for the creations of one turn: `n` says which input each inserted row is (inputs naming an
+  // unknown category insert nothing). The ids are drawn in the CTE so each row can be matched to its input;
+  // RETURNING cannot see the input's position.
+  insertPets: `WITH input AS (
+      SELECT e.n, e.name, e.category_id, e.status, e.created_at,
+        nextval(pg_get_serial_sequence('pets', 'id')) AS id
+      FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[])
+        WITH ORDINALITY AS e(name, category_id, status, created_at, n)
+      WHERE EXISTS (SELECT 1 FROM categories c WHERE c.id = e.category_id)
+    ), inserted AS (
+      INSERT INTO pets (id, name, category_id, status, created_at) OVERRIDING SYSTEM VALUE
+      SELECT id, name, category_id, status, created_at FROM input ORDER BY n
+      RETURNING id
+    )
+    SELECT input.n, ${PET_COLUMNS} FROM input JOIN inserted USING (id)`,
 } as const;
 
 /** Test seams for fault injection; empty in production. */
@@ -84,6 +120,13 @@ export interface PostgresPetHooks {
 export class PostgresPetRepository implements PetRepository {
   readonly hooks: PostgresPetHooks = {};
   private readonly pages = new TurnBatch((queries: ListPetsQuery[]) => this.listPages(queries));
+  /**
+   * Creations without an Idempotency-Key, one transaction per turn (like SQLite's group commit): every
+   * writing transaction takes the events' advisory lock until it commits (events/repository.postgres.ts),
+   * so one creation per transaction serialised them, a commit each; measured on this machine, ~470
+   * creations/s at ~1.7 ms of the service's CPU each, most of it the four round trips.
+   */
+  private readonly creations = new TurnBatch((inputs: Creation[]) => this.createAll(inputs));
   private readonly idempotency: PostgresIdempotency;
   private readonly events: PostgresEventRepository;
 
@@ -246,6 +289,74 @@ export class PostgresPetRepository implements PetRepository {
     idem?: IdempotencyInput,
     now = idem?.now ?? Date.now(),
   ): Promise<CreatePetResult> {
+    if (idem === undefined) return this.creations.add({ pet, now });
+    return this.createOne(pet, idem, now);
+  }
+
+  /**
+   * The creations of one turn in one transaction: one insert, one append of their events, one commit; an
+   * input naming an unknown category gets that answer alone. A creation must not take the others down (the
+   * storage contract): when the batch fails and rolls back, the creation that failed after its insert (the
+   * test seam, known by position) gets its error, and the others run again one by one, so a row the database
+   * refuses (or a category deleted meanwhile, which the EXISTS check cannot see) fails only its own creation.
+   * A database that is unreachable or whose commit is in doubt fails the batch's callers instead, as it would
+   * have failed each of them alone: running them again could store a creation twice.
+   */
+  private async createAll(inputs: Creation[]): Promise<Settled<CreatePetResult>[]> {
+    if (inputs.length === 1) {
+      const [{ pet, now }] = inputs as [Creation];
+      return [await settleAsync(() => this.createOne(pet, undefined, now))];
+    }
+    const failed = new Map<number, unknown>();
+    try {
+      return await this.db.transaction(async (client) => {
+        const { rows } = await client.query<Pet & { n: number | string }>({
+          name: 'pets_insert_all',
+          text: SQL.insertPets,
+          values: [
+            inputs.map((c) => c.pet.name),
+            inputs.map((c) => c.pet.categoryId),
+            inputs.map((c) => c.pet.status),
+            inputs.map((c) => c.now),
+          ],
+        });
+        const created = inputs.map((): Pet | undefined => undefined);
+        for (const { n, id, name, categoryId, status } of rows) {
+          created[Number(n) - 1] = { id, name, categoryId, status };
+        }
+        const events = [];
+        for (const [i, pet] of created.entries()) {
+          if (pet) events.push(buildEvent('pet.created', { object: pet, version: 1 }, inputs[i]!.now));
+        }
+        await this.events.appendAll(client, events);
+        for (const [i, pet] of created.entries()) {
+          if (!pet) continue;
+          try {
+            await this.hooks.afterInsert?.(client);
+          } catch (error) {
+            failed.set(i, error);
+            throw error;
+          }
+        }
+        return created.map((pet): Settled<CreatePetResult> => ({
+          value: pet ? { kind: 'created', pet } : { kind: 'unknown_category' },
+        }));
+      });
+    } catch (error) {
+      if (error instanceof StorageUnavailableError || isUnavailable(error)) throw error;
+      return Promise.all(
+        inputs.map(({ pet, now }, i) =>
+          failed.has(i) ? { error: failed.get(i) } : settleAsync(() => this.createOne(pet, undefined, now)),
+        ),
+      );
+    }
+  }
+
+  private async createOne(
+    pet: NewPetRecord,
+    idem: IdempotencyInput | undefined,
+    now: number,
+  ): Promise<CreatePetResult> {
     const values = [pet.name, pet.categoryId, pet.status, now];
     try {
       // Always a transaction: the pet and its event (outbox) commit together.
@@ -268,8 +379,7 @@ export class PostgresPetRepository implements PetRepository {
       }));
     } catch (error) {
       // The EXISTS check cannot see a category deleted concurrently; the foreign key still can.
-      const { code, constraint } = (error ?? {}) as { code?: unknown; constraint?: unknown };
-      if (code === '23503' && constraint === 'pets_category_id_fkey') return { kind: 'unknown_category' };
+      if (isCategoryForeignKey(error)) return { kind: 'unknown_category' };
       throw error;
     }
   }
