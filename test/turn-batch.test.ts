@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { settle, TurnBatch } from '../src/db/turn-batch.js';
+import { SETTLED_PER_TURN, settle, TurnBatch } from '../src/db/turn-batch.js';
 
 describe('TurnBatch', () => {
   test('calls made in one turn run as one batch, in order, each caller getting its own outcome', async () => {
@@ -35,6 +35,37 @@ describe('TurnBatch', () => {
     const second = batch.add('first').then(() => batch.add('second'));
     assert.equal(await second, 'second');
     assert.deepEqual(batches, [['first'], ['second']]);
+  });
+
+  test('a large batch settles its callers in order, at most SETTLED_PER_TURN per turn of the event loop', async () => {
+    const count = SETTLED_PER_TURN * 2 + 10;
+    const batch = new TurnBatch<number, number>((inputs) => inputs.map((n) => ({ value: n })));
+    // The turn each caller was settled in, counted by an immediate that re-arms itself every turn.
+    let turn = 0;
+    let counting = true;
+    const tick = (): void => {
+      turn++;
+      if (counting) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const settledIn: number[] = [];
+    const order: number[] = [];
+    await Promise.all(
+      Array.from({ length: count }, (_, i) =>
+        batch.add(i).then((n) => {
+          order.push(n);
+          settledIn.push(turn);
+        }),
+      ),
+    );
+    counting = false;
+    assert.deepEqual(
+      order,
+      Array.from({ length: count }, (_, i) => i),
+    );
+    const perTurn = new Map<number, number>();
+    for (const t of settledIn) perTurn.set(t, (perTurn.get(t) ?? 0) + 1);
+    assert.deepEqual([...perTurn.values()], [SETTLED_PER_TURN, SETTLED_PER_TURN, 10]);
   });
 
   test('an asynchronous batch (one database round trip) answers each caller when it resolves', async () => {

@@ -28,8 +28,17 @@ export function settle<T>(fn: () => T): Settled<T> {
  * is a keyed, caching loader with an asynchronous batch function, and one of the uses here is a write; what
  * is needed is twenty lines.
  */
+/** How many callers of one batch are settled per turn of the event loop; see TurnBatch.settleFrom. */
+export const SETTLED_PER_TURN = 256;
+
+interface Pending<In, Out> {
+  input: In;
+  resolve: (value: Out) => void;
+  reject: (error: unknown) => void;
+}
+
 export class TurnBatch<In, Out> {
-  private pending: { input: In; resolve: (value: Out) => void; reject: (error: unknown) => void }[] = [];
+  private pending: Pending<In, Out>[] = [];
 
   /**
    * @param run does the work of a batch, returning (or resolving to) one outcome per input, in order; if
@@ -65,11 +74,7 @@ export class TurnBatch<In, Out> {
         );
         return;
       }
-      batch.forEach((call, i) => {
-        const outcome = outcomes[i]!;
-        if ('error' in outcome) call.reject(this.translate(outcome.error));
-        else call.resolve(outcome.value);
-      });
+      this.settleFrom(batch, outcomes, 0);
     };
     let outcomes: Settled<Out>[] | Promise<Settled<Out>[]>;
     try {
@@ -81,5 +86,23 @@ export class TurnBatch<In, Out> {
     // A synchronous run is answered at once, without a promise hop.
     if (Array.isArray(outcomes)) answer(outcomes);
     else outcomes.then(answer, fail);
+  }
+
+  /**
+   * Settles the callers from `start`, at most SETTLED_PER_TURN of them now and the rest in later turns. Each
+   * caller goes on at once with the rest of its request (handler, answer), so settling a flood's batch of
+   * thousands at once made one turn of the event loop last as long as all their work (0.5 s and more with
+   * 5,000 connections): no socket was read meanwhile, and a new connection (a liveness probe's) is read only
+   * in the turn after the one that accepted it. In slices, the loop polls between them.
+   */
+  private settleFrom(batch: Pending<In, Out>[], outcomes: Settled<Out>[], start: number): void {
+    const end = Math.min(batch.length, start + SETTLED_PER_TURN);
+    for (let i = start; i < end; i++) {
+      const call = batch[i]!;
+      const outcome = outcomes[i]!;
+      if ('error' in outcome) call.reject(this.translate(outcome.error));
+      else call.resolve(outcome.value);
+    }
+    if (end < batch.length) setImmediate(() => this.settleFrom(batch, outcomes, end));
   }
 }
