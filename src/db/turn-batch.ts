@@ -22,7 +22,9 @@ export function settle<T>(fn: () => T): Settled<T> {
  * For PostgreSQL it turns one round trip per request into one per turn (key lookups, list pages).
  *
  * Deferring never makes an answer staler than the request: the batch runs after every request in it has
- * arrived, so a change committed before a request arrived is seen by it.
+ * arrived, so a change committed before a request arrived is seen by it. A large batch's callers are
+ * settled a slice per turn (SETTLED_PER_TURN), so the loop keeps polling sockets while a flood's batch
+ * goes on.
  *
  * Written here rather than taken from DataLoader (which can be scheduled with setImmediate too): DataLoader
  * is a keyed, caching loader with an asynchronous batch function, and one of the uses here is a write; what

@@ -8,9 +8,10 @@
  * then refuses everything or nothing until the next sample. Under a keep-alive flood every refusal is
  * answered by the next request on the same connection at once, so that on/off signal oscillates (refuse all,
  * the loop empties, admit all, the loop stalls), and its timer is itself delayed by the stall it measures.
- * What this bounds is the work one turn of the event loop takes on: every request read in a turn is parsed
- * and then served, stage by stage (key lookups, pages and commits are batched per turn), and requests held
- * by a stalled database keep their place. It is exact, testable, and costs a counter per request.
+ * What this bounds is the work the event loop has taken on: every request read in a turn is parsed and then
+ * served, stage by stage (key lookups, pages and commits are batched per turn, their callers settled a few
+ * hundred per turn: db/turn-batch.ts), and requests held by a stalled database keep their place. It is
+ * exact, testable, and costs a counter per request.
  * The budget is not a fixed number: it follows the mean time admitted requests took (OVERLOAD_QUEUE_MS), so
  * it is larger on a fast backend than on a slow one and falls when the database stalls.
  * What it does not see: a request waiting in the kernel before it is read. Connections waiting to be

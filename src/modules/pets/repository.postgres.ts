@@ -111,7 +111,10 @@ const SQL = {
 
 /** Test seams for fault injection; empty in production. */
 export interface PostgresPetHooks {
-  /** Runs inside the creation's transaction, right after the pet row and its event are inserted. */
+  /**
+   * Runs inside the creation's transaction, right after the pet row and its event are inserted (for a turn's
+   * batch of creations: once per created pet, after all their rows and events).
+   */
   afterInsert?: (client: PoolClient) => void | Promise<void>;
   /** Runs inside a change's or a removal's transaction, right after the row and its event are written. */
   afterWrite?: (client: PoolClient) => void | Promise<void>;
