@@ -13,7 +13,13 @@ import { connect, type AddressInfo, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { startHealthListener } from '../src/http/health-listener.js';
-import { BUDGET_WINDOW_MS, MIN_IN_FLIGHT_BUDGET, SHEDDING_WINDOW_MS } from '../src/http/overload.js';
+import {
+  BUDGET_WINDOW_MS,
+  MAX_REFUSED_CONNECTION_PAUSE_MS,
+  MIN_IN_FLIGHT_BUDGET,
+  REFUSED_CONNECTION_PAUSE_MS,
+  SHEDDING_WINDOW_MS,
+} from '../src/http/overload.js';
 import { accountRepository } from '../src/modules/accounts/repository.js';
 import { petRepository, type PetRepository } from '../src/modules/pets/repository.js';
 import { backends, bearer } from './helpers.js';
@@ -245,6 +251,56 @@ for (const backend of await backends()) {
         assert.equal(await budget(), 2 * MIN_IN_FLIGHT_BUDGET);
       } finally {
         await adaptive.close();
+      }
+    });
+
+    test('while refusals outnumber the answers, refused connections are paused longer and Retry-After says so; it comes back once they do not', async () => {
+      const shedding = await faultyApp(backend, [], {
+        overloadMaxInFlight: 1,
+        unauthenticatedPerMinute: 100_000,
+      });
+      try {
+        const pause = async (): Promise<number> => {
+          const metrics = await shedding.app.inject({ url: '/metrics' });
+          return Number(/^http_refused_connection_pause_seconds ([\d.]+)$/m.exec(metrics.body)?.[1]) * 1000;
+        };
+        const createOn = (name: string): Promise<LightMyRequestResponse> =>
+          shedding.app.inject({
+            method: 'POST',
+            url: '/v1/pets',
+            headers: bearer(shedding.key),
+            payload: { name, categoryId: 1, status: 'available' },
+          });
+        /** Three requests refused beyond the one in flight; their Retry-After. */
+        const refuseThree = async (tag: string): Promise<string[]> => {
+          const answers = await Promise.all([1, 2, 3].map((i) => createOn(`${tag}-${i}`)));
+          for (const res of answers) assertOverloaded(res, tag);
+          return answers.map((res) => String(res.headers['retry-after']));
+        };
+        assert.equal(await pause(), REFUSED_CONNECTION_PAUSE_MS);
+        const held = holdCreations(shedding);
+        const admitted = createOn('held');
+        await held.arrived(1);
+        // Windows in which only refusals were answered: the pause doubles each time, up to its maximum.
+        assert.deepEqual(await refuseThree('first'), ['1', '1', '1']);
+        for (const expected of [800, 1600, MAX_REFUSED_CONNECTION_PAUSE_MS]) {
+          shedding.clock.advance(BUDGET_WINDOW_MS);
+          await refuseThree(`window-${expected}`);
+          assert.equal(await pause(), expected);
+        }
+        assert.deepEqual(await refuseThree('told'), ['2', '2', '2'], 'Retry-After rounds the pause up');
+        held.release();
+        assert.equal((await admitted).statusCode, 201);
+        shedding.setFaults([]);
+        // The window of those refusals closes as before; then windows in which answers outnumber refusals:
+        // it halves back to the minimum.
+        for (const expected of [MAX_REFUSED_CONNECTION_PAUSE_MS, 800, REFUSED_CONNECTION_PAUSE_MS]) {
+          shedding.clock.advance(BUDGET_WINDOW_MS);
+          assert.equal((await createOn(`calm-${expected}`)).statusCode, 201);
+          assert.equal(await pause(), expected);
+        }
+      } finally {
+        await shedding.close();
       }
     });
 

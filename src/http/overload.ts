@@ -30,22 +30,35 @@ import { ApiError } from './errors.js';
 
 /** How long after its last refusal an instance still reports itself shedding on /readyz. */
 export const SHEDDING_WINDOW_MS = 1_000;
-/** What a refused client is told to wait. */
-const RETRY_AFTER_SECONDS = '1';
 /**
- * Every refusal is the same error: built once, since an Error captures a stack trace when it is made
- * (measured ~9 µs of each refusal under a flood).
- */
-const OVERLOADED = new ApiError('overloaded', undefined, undefined, { 'retry-after': RETRY_AFTER_SECONDS });
-/**
- * How long a refused connection is not read. A refused client on a keep-alive connection sends its next
- * request at once (wrk does; Retry-After is advice); read at once, it is refused again, and thousands of such
- * clients fill every turn of the event loop with refusals (measured: 0.27 of the rate kept at 5,000
- * connections on SQLite). Closing the connection instead made each client reconnect, which is dearer still once
- * connections are accepted promptly (accept-handles.ts). Not reading it leaves the next request in the kernel,
- * at no cost, for less than Retry-After asks.
+ * How long a refused connection is not read, at least. A refused client on a keep-alive connection sends its
+ * next request at once (wrk does; Retry-After is advice); read at once, it is refused again, and thousands of
+ * such clients fill every turn of the event loop with refusals (measured: 0.27 of the rate kept at 5,000
+ * connections on SQLite). Closing the connection instead made each client reconnect, which is dearer still
+ * once connections are accepted promptly (accept-handles.ts). Not reading it leaves the next request in the
+ * kernel, at no cost.
  */
 export const REFUSED_CONNECTION_PAUSE_MS = 400;
+/**
+ * The pause doubles, up to this, over each window in which refusals outnumbered the admitted requests
+ * answered, and halves back otherwise. A refusal costs the loop about what an answer does (~150 µs against
+ * ~130 µs in a 5,000-connection flood, bench/README.md): when most of what the loop does is refusing, the
+ * admitted requests wait behind the refusals, the budget shrinks and more is refused. Reading refused
+ * clients less often is what gives the loop back.
+ */
+export const MAX_REFUSED_CONNECTION_PAUSE_MS = 1_600;
+/**
+ * Every refusal is one of two errors, built once (an Error captures a stack trace when it is made: ~9 µs of
+ * each refusal under a flood). Retry-After tells the client the pause its connection gets, rounded up.
+ */
+const OVERLOADED_BY_SECONDS = new Map(
+  [1, 2].map((seconds) => [
+    seconds,
+    new ApiError('overloaded', undefined, undefined, { 'retry-after': String(seconds) }),
+  ]),
+);
+const overloadedFor = (pauseMs: number): ApiError =>
+  OVERLOADED_BY_SECONDS.get(Math.max(1, Math.ceil(pauseMs / 1000)))!;
 /** How often the in-flight budget is adjusted to the wait admitted requests had. */
 export const BUDGET_WINDOW_MS = 250;
 /** The budget never falls below this (nor above OVERLOAD_MAX_IN_FLIGHT). */
@@ -91,6 +104,7 @@ export function registerOverload(app: FastifyInstance, options: OverloadOptions)
   let windowAnswered = 0;
   let windowWaited = 0;
   let windowRefused = 0;
+  let pauseMs = REFUSED_CONNECTION_PAUSE_MS;
   const refused = new Counter({
     name: 'http_requests_shed_total',
     help: 'Requests refused with 503 overloaded because too many were in flight.',
@@ -102,6 +116,14 @@ export function registerOverload(app: FastifyInstance, options: OverloadOptions)
     registers: [options.registry],
     collect() {
       this.set(inFlight);
+    },
+  });
+  new Gauge({
+    name: 'http_refused_connection_pause_seconds',
+    help: 'How long a refused keep-alive connection is not read (its Retry-After, rounded up).',
+    registers: [options.registry],
+    collect() {
+      this.set(pauseMs / 1000);
     },
   });
   new Gauge({
@@ -135,6 +157,10 @@ export function registerOverload(app: FastifyInstance, options: OverloadOptions)
         budget = Math.min(maxInFlight, Math.max(MIN_IN_FLIGHT_BUDGET, Math.round(budget * factor)));
       }
     }
+    pauseMs =
+      windowRefused > windowAnswered
+        ? Math.min(MAX_REFUSED_CONNECTION_PAUSE_MS, pauseMs * 2)
+        : Math.max(REFUSED_CONNECTION_PAUSE_MS, pauseMs / 2);
     windowStart = now;
     windowAnswered = 0;
     windowWaited = 0;
@@ -146,15 +172,16 @@ export function registerOverload(app: FastifyInstance, options: OverloadOptions)
    * refused keep-alive client sends its next request while the loop is still reading sockets, libuv keeps
    * polling (up to 48 rounds of 1,024 events per turn) and the admitted requests, which go on in the check
    * phase (batches per turn), starve behind a stream of refusals. Then the refused connections are not read
-   * for REFUSED_CONNECTION_PAUSE_MS.
+   * for the current pause (REFUSED_CONNECTION_PAUSE_MS to MAX_REFUSED_CONNECTION_PAUSE_MS).
    */
   let refusals: FastifyReply[] = [];
   const refuseAll = (): void => {
     const replies = refusals;
     refusals = [];
     const paused: Socket[] = [];
+    const overloaded = overloadedFor(pauseMs);
     for (const reply of replies) {
-      sendError(reply, OVERLOADED);
+      sendError(reply, overloaded);
       const socket = reply.raw.socket;
       // A real connection (app.inject's stand-in has nothing to pause).
       if (socket instanceof Socket && !socket.destroyed) {
@@ -163,7 +190,7 @@ export function registerOverload(app: FastifyInstance, options: OverloadOptions)
       }
     }
     // One timer per turn's refusals. A client that closes meanwhile is noticed when its socket is read again.
-    if (paused.length > 0) setTimeout(resumeAll, REFUSED_CONNECTION_PAUSE_MS, paused).unref();
+    if (paused.length > 0) setTimeout(resumeAll, pauseMs, paused).unref();
   };
 
   // Callback style: it runs for every request, and an async hook costs a promise each time.
