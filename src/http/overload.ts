@@ -48,8 +48,9 @@ export const REFUSED_CONNECTION_PAUSE_MS = 400;
  */
 export const MAX_REFUSED_CONNECTION_PAUSE_MS = 1_600;
 /**
- * Every refusal is one of a few errors (one per whole second of pause), built once (an Error captures a stack trace when it is made: ~9 µs of
- * each refusal under a flood). Retry-After tells the client the pause its connection gets, rounded up.
+ * Every refusal is one of a few errors (one per whole second of pause), built once: an Error captures a stack
+ * trace when it is made (~9 µs of each refusal under a flood). Retry-After tells the client the pause its
+ * connection gets, rounded up.
  */
 const OVERLOADED_BY_SECONDS = new Map(
   Array.from({ length: Math.ceil(MAX_REFUSED_CONNECTION_PAUSE_MS / 1000) }, (_, i) => i + 1).map(
