@@ -37,6 +37,16 @@ function assertOverloaded(res: LightMyRequestResponse, label: string): void {
   assert.notEqual(res.headers.connection, 'close', `${label}: the refused connection is kept`);
 }
 
+/** `POST /v1/pets` on `target` with its key. */
+function createPetOn(target: FaultyApp, name: string): Promise<LightMyRequestResponse> {
+  return target.app.inject({
+    method: 'POST',
+    url: '/v1/pets',
+    headers: bearer(target.key),
+    payload: { name, categoryId: 1, status: 'available' },
+  });
+}
+
 /**
  * Pet creations that wait inside the repository until released, then are made for real; key lookups are
  * made for real and counted, so a test can show that a refusal cost none.
@@ -93,13 +103,7 @@ for (const backend of await backends()) {
     after(() => faulty.close());
 
     const auth = (): { authorization: string } => bearer(faulty.key);
-    const create = (name: string): Promise<LightMyRequestResponse> =>
-      faulty.app.inject({
-        method: 'POST',
-        url: '/v1/pets',
-        headers: auth(),
-        payload: { name, categoryId: 1, status: 'available' },
-      });
+    const create = (name: string): Promise<LightMyRequestResponse> => createPetOn(faulty, name);
 
     test('a flood beyond the in-flight budget is refused with 503 overloaded; nothing acknowledged is lost', async () => {
       const held = holdCreations(faulty);
@@ -211,13 +215,7 @@ for (const backend of await backends()) {
           const metrics = await adaptive.app.inject({ url: '/metrics' });
           return Number(/^http_requests_in_flight_budget (\d+)$/m.exec(metrics.body)?.[1]);
         };
-        const createOn = (name: string): Promise<LightMyRequestResponse> =>
-          adaptive.app.inject({
-            method: 'POST',
-            url: '/v1/pets',
-            headers: bearer(adaptive.key),
-            payload: { name, categoryId: 1, status: 'available' },
-          });
+        const createOn = (name: string): Promise<LightMyRequestResponse> => createPetOn(adaptive, name);
         /** `count` creations admitted, held while the clock moves `waitMs`, then answered. */
         const waitOut = async (count: number, waitMs: number, tag: string): Promise<void> => {
           const held = holdCreations(adaptive);
@@ -264,13 +262,7 @@ for (const backend of await backends()) {
           const metrics = await shedding.app.inject({ url: '/metrics' });
           return Number(/^http_refused_connection_pause_seconds ([\d.]+)$/m.exec(metrics.body)?.[1]) * 1000;
         };
-        const createOn = (name: string): Promise<LightMyRequestResponse> =>
-          shedding.app.inject({
-            method: 'POST',
-            url: '/v1/pets',
-            headers: bearer(shedding.key),
-            payload: { name, categoryId: 1, status: 'available' },
-          });
+        const createOn = (name: string): Promise<LightMyRequestResponse> => createPetOn(shedding, name);
         /** Three requests refused beyond the one in flight; their Retry-After. */
         const refuseThree = async (tag: string): Promise<string[]> => {
           const answers = await Promise.all([1, 2, 3].map((i) => createOn(`${tag}-${i}`)));

@@ -175,8 +175,8 @@ for (const [backend, makePair] of pairs) {
       return seen;
     };
 
-    test('a repeated read is answered from the cache', async () => {
-      await readEverywhere();
+    /** Counts the page and pet queries of instance b's repositories until `restore()`. */
+    const countQueries = (): { counts: { pets: number; pet: number; orders: number }; restore(): void } => {
       const pets = pair.b.repository(petRepository) as PetRepository;
       const orders = pair.b.repository(orderRepository) as OrderRepository;
       const originals = {
@@ -184,55 +184,49 @@ for (const [backend, makePair] of pairs) {
         pet: pets.get.bind(pets),
         orders: orders.list.bind(orders),
       };
-      let queries = 0;
+      const counts = { pets: 0, pet: 0, orders: 0 };
       pets.list = (query) => {
-        queries++;
+        counts.pets++;
         return originals.pets(query);
       };
       pets.get = (id) => {
-        queries++;
+        counts.pet++;
         return originals.pet(id);
       };
       orders.list = (query) => {
-        queries++;
+        counts.orders++;
         return originals.orders(query);
       };
+      return {
+        counts,
+        restore() {
+          pets.list = originals.pets;
+          pets.get = originals.pet;
+          orders.list = originals.orders;
+        },
+      };
+    };
+    const total = ({ pets, pet, orders }: { pets: number; pet: number; orders: number }): number =>
+      pets + pet + orders;
+
+    test('a repeated read is answered from the cache', async () => {
+      await readEverywhere();
+      const counting = countQueries();
       try {
         await list(apps[1]!, '/v1/pets');
         await list(apps[1]!, ORDERS);
         await single(apps[1]!, `/v1/pets/${petIds[0]}`);
-        assert.equal(queries, 0, 'pages and pets read before were answered without a query');
+        assert.equal(total(counting.counts), 0, 'pages and pets read before were answered without a query');
         await list(apps[1]!, '/v1/pets?limit=7');
         await list(apps[1]!, '/v1/store/orders?limit=7');
-        assert.equal(queries, 2, 'a page not read before is queried');
+        assert.equal(total(counting.counts), 2, 'a page not read before is queried');
       } finally {
-        pets.list = originals.pets;
-        pets.get = originals.pet;
-        orders.list = originals.orders;
+        counting.restore();
       }
     });
 
     test('requests that miss the cache together share one read of the page', async () => {
-      const pets = pair.b.repository(petRepository) as PetRepository;
-      const orders = pair.b.repository(orderRepository) as OrderRepository;
-      const originals = {
-        pets: pets.list.bind(pets),
-        pet: pets.get.bind(pets),
-        orders: orders.list.bind(orders),
-      };
-      const queries = { pets: 0, pet: 0, orders: 0 };
-      pets.list = (query) => {
-        queries.pets++;
-        return originals.pets(query);
-      };
-      pets.get = (id) => {
-        queries.pet++;
-        return originals.pet(id);
-      };
-      orders.list = (query) => {
-        queries.orders++;
-        return originals.orders(query);
-      };
+      const counting = countQueries();
       // Sent at once, they arrive in one turn, and each checks the cache before any has read the page.
       const together = (url: string) =>
         Promise.all(Array.from({ length: 10 }, () => apps[1]!.inject({ url, headers: auth })));
@@ -252,11 +246,9 @@ for (const [backend, makePair] of pairs) {
           }
         }
         assert.ok(answers[0]![0]!.headers.link, 'the shared page carries its Link to every request');
-        assert.deepEqual(queries, { pets: 1, pet: 1, orders: 1 });
+        assert.deepEqual(counting.counts, { pets: 1, pet: 1, orders: 1 });
       } finally {
-        pets.list = originals.pets;
-        pets.get = originals.pet;
-        orders.list = originals.orders;
+        counting.restore();
       }
     });
 
