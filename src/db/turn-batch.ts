@@ -9,6 +9,15 @@ export function settle<T>(fn: () => T): Settled<T> {
   }
 }
 
+/** settle for an asynchronous call. */
+export async function settleAsync<T>(fn: () => Promise<T>): Promise<Settled<T>> {
+  try {
+    return { value: await fn() };
+  } catch (error) {
+    return { error };
+  }
+}
+
 /**
  * Collects the calls made during one turn of the event loop and runs them together at its end
  * (`setImmediate`: after the poll phase has read every request that had arrived), each caller getting its own

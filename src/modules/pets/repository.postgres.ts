@@ -2,7 +2,7 @@ import type { PoolClient } from 'pg';
 import { StorageUnavailableError } from '../../db/database.js';
 import { isUnavailable } from '../../db/postgres-errors.js';
 import type { PostgresDatabase } from '../../db/postgres.js';
-import { TurnBatch, type Settled } from '../../db/turn-batch.js';
+import { settleAsync, TurnBatch, type Settled } from '../../db/turn-batch.js';
 import { settleIdempotent, type Idempotent, type IdempotencyInput } from '../../http/idempotency/index.js';
 import { idempotencyRepository } from '../../http/idempotency/repository.js';
 import type { PostgresIdempotency } from '../../http/idempotency/repository.postgres.js';
@@ -39,14 +39,6 @@ interface Creation {
 function isCategoryForeignKey(error: unknown): boolean {
   const { code, constraint } = (error ?? {}) as { code?: unknown; constraint?: unknown };
   return code === '23503' && constraint === 'pets_category_id_fkey';
-}
-
-async function settleAsync<T>(fn: () => Promise<T>): Promise<Settled<T>> {
-  try {
-    return { value: await fn() };
-  } catch (error) {
-    return { error };
-  }
 }
 
 /** Rows per statement when seeding: large enough to amortise round trips, small enough for one message. */
