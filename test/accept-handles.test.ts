@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { createServer, request, type Server } from 'node:http';
 import { connect, Server as NetServer, type AddressInfo } from 'node:net';
+import { execFileSync } from 'node:child_process';
 import { afterEach, test } from 'node:test';
 import { addAcceptHandles, type AcceptHandles } from '../src/http/accept-handles.js';
 
@@ -22,9 +23,9 @@ afterEach(async () => {
   server = handles = undefined;
 });
 
-async function listening(): Promise<number> {
+async function listening(backlog = 511): Promise<number> {
   server = createServer((req, res) => res.end(`served ${req.url}`));
-  await new Promise<void>((resolve) => server!.listen({ port: 0, host: '127.0.0.1' }, resolve));
+  await new Promise<void>((resolve) => server!.listen({ port: 0, host: '127.0.0.1', backlog }, resolve));
   return (server.address() as AddressInfo).port;
 }
 
@@ -48,7 +49,7 @@ function get(port: number, path: string): Promise<string> {
 
 test('the copies accept on the same socket and the HTTP server answers their connections', async () => {
   const port = await listening();
-  handles = await addAcceptHandles(server!, 4);
+  handles = await addAcceptHandles(server!, 4, 511);
   assert.equal(handles.count, 4);
   void closeOwnHandle(server!);
   const bodies = await Promise.all(Array.from({ length: 20 }, (_, i) => get(port, `/${i}`)));
@@ -60,7 +61,7 @@ test('the copies accept on the same socket and the HTTP server answers their con
 
 test('closing the copies closes the socket: nothing accepts on the port any more', async () => {
   const port = await listening();
-  handles = await addAcceptHandles(server!, 2);
+  handles = await addAcceptHandles(server!, 2, 511);
   await closeOwnHandle(server!);
   assert.equal(await get(port, '/before'), 'served /before');
   await handles.close();
@@ -72,7 +73,7 @@ test('closing the copies closes the socket: nothing accepts on the port any more
 test('maxConnections counts the connections of every handle', async () => {
   const port = await listening();
   server!.maxConnections = 2;
-  handles = await addAcceptHandles(server!, 3);
+  handles = await addAcceptHandles(server!, 3, 511);
   void closeOwnHandle(server!);
   const open = [connect(port, '127.0.0.1'), connect(port, '127.0.0.1')];
   // Both are counted once accepted: a request on each is answered.
@@ -88,8 +89,21 @@ test('maxConnections counts the connections of every handle', async () => {
   for (const socket of open) socket.destroy();
 });
 
+/** The listening socket's accept-queue limit as the kernel holds it (`ss`'s Send-Q for a listener; Linux). */
+function listenBacklog(port: number): number {
+  const line = execFileSync('ss', ['-ltnH', `sport = :${port}`], { encoding: 'utf8' }).trim();
+  return Number(line.split(/\s+/)[2]);
+}
+
+test('the socket keeps the backlog it was given: receiving a copy does not reset it to the default', async () => {
+  const port = await listening(1000);
+  assert.equal(listenBacklog(port), 1000);
+  handles = await addAcceptHandles(server!, 3, 1000);
+  assert.equal(listenBacklog(port), 1000);
+});
+
 test('no copies asked, none made', async () => {
   await listening();
-  handles = await addAcceptHandles(server!, 0);
+  handles = await addAcceptHandles(server!, 0, 511);
   assert.equal(handles.count, 0);
 });

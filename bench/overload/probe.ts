@@ -2,7 +2,7 @@
  * The liveness probe of the overload scenario, in a process of its own so that the load generator's work
  * does not delay it: every INTERVAL ms it opens a new connection and sends `GET /healthz`, as an
  * orchestrator does, and gives up after TIMEOUT ms. On SIGTERM it waits for the probes still out (at most
- * TIMEOUT ms), prints one JSON line `{"probes":[{"ms":…,"status":…}]}` (status 0: no answer in time,
+ * TIMEOUT ms), prints one JSON line `{"startedAt":<epoch ms>,"probes":[{"at":…,"ms":…,"status":…}]}` (status 0: no answer in time,
  * -1: connection error) and exits.
  *
  *   node --import tsx bench/overload/probe.ts <origin> [intervalMs=250] [timeoutMs=1000]
@@ -18,9 +18,13 @@ const intervalMs = Number(intervalArg ?? 250);
 const timeoutMs = Number(timeoutArg ?? 1000);
 
 interface Probe {
+  /** When it was sent, ms after the first probe. */
+  at: number;
   ms: number;
   status: number;
 }
+const origin0 = performance.now();
+const startedAt = Date.now();
 const probes: Probe[] = [];
 const pending = new Set<Promise<void>>();
 
@@ -31,7 +35,7 @@ function probe(): void {
     const finish = (status: number): void => {
       if (settled) return;
       settled = true;
-      probes.push({ ms: performance.now() - started, status });
+      probes.push({ at: Math.round(started - origin0), ms: performance.now() - started, status });
       resolve();
     };
     // agent: false: a new connection every time, as a kubelet's HTTP probe opens.
@@ -55,7 +59,7 @@ probe();
 process.on('SIGTERM', () => {
   clearInterval(timer);
   void Promise.all(pending).then(() => {
-    process.stdout.write(`${JSON.stringify({ probes })}\n`);
+    process.stdout.write(`${JSON.stringify({ startedAt, probes })}\n`);
     process.exit(0);
   });
 });

@@ -125,15 +125,19 @@ export async function wrk(options: WrkOptions, connections: number, durationS: n
 }
 
 export interface ProbeSummary {
+  /** When the first probe was sent (epoch ms). */
+  startedAt: number;
   count: number;
   /** Probes not answered 200 within the timeout. */
   failed: number;
+  /** When each failed probe was sent (ms after the first). */
+  failedAt: number[];
   p50: number;
   max: number;
 }
 
 /** Starts the liveness probe process; `stop()` ends it and summarises its probes. */
-async function startProbe(origin: string): Promise<{ stop(): Promise<ProbeSummary> }> {
+export async function startProbe(origin: string): Promise<{ stop(): Promise<ProbeSummary> }> {
   const child = spawn(process.execPath, scriptArgv('overload/probe.ts', origin, '250', '1000'), {
     env: { ...process.env, NODE_OPTIONS: '' },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -149,11 +153,16 @@ async function startProbe(origin: string): Promise<{ stop(): Promise<ProbeSummar
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGTERM');
       await exited;
-      const { probes } = JSON.parse(stdout.trim()) as { probes: { ms: number; status: number }[] };
+      const { startedAt, probes } = JSON.parse(stdout.trim()) as {
+        startedAt: number;
+        probes: { at: number; ms: number; status: number }[];
+      };
       const ms = probes.map((p) => p.ms).sort((a, b) => a - b);
       return {
+        startedAt,
         count: probes.length,
         failed: probes.filter((p) => p.status !== 200 || p.ms > 1000).length,
+        failedAt: probes.filter((p) => p.status !== 200 || p.ms > 1000).map((p) => p.at),
         p50: ms[ms.length >> 1] ?? NaN,
         max: ms.at(-1) ?? NaN,
       };
@@ -228,7 +237,7 @@ export async function sweep(
       `${label}: ${connections} connections: share ${figures.share.toFixed(2)} (${flood.rps2xx.toFixed(0)} 2xx/s, ` +
         `${flood.refused} refused of ${flood.requests}), p50/p99/max ${flood.p50.toFixed(0)}/${flood.p99.toFixed(0)}/` +
         `${flood.max.toFixed(0)} ms, timeouts ${flood.timeout}, socket errors ${flood.connect}/${flood.read}/${flood.write}, ` +
-        `cpu ${flood.cpuUs?.toFixed(0)} µs/answer; probes ${probes.failed} of ${probes.count} failed ` +
+        `cpu ${flood.cpuUs?.toFixed(0)} µs/answer; probes ${probes.failed} of ${probes.count} failed${probes.failed ? ` (sent at ${probes.failedAt.join(', ')} ms)` : ''} ` +
         `(p50 ${probes.p50.toFixed(0)}, max ${probes.max.toFixed(0)} ms); RSS peak ${rssPeakMb.toFixed(0)} MB; ` +
         `recovered ${figures.recovered.toFixed(2)}`,
     );

@@ -51,7 +51,11 @@ export interface AcceptHandles {
  * documented way to hand it a socket, so keep-alive, timeouts and connection tracking (closeIdleConnections)
  * apply to them alike. `server.maxConnections` is enforced over all connections, whichever handle took them.
  */
-export async function addAcceptHandles(server: HttpServer, count: number): Promise<AcceptHandles> {
+export async function addAcceptHandles(
+  server: HttpServer,
+  count: number,
+  backlog: number,
+): Promise<AcceptHandles> {
   if (count <= 0) return { count: 0, close: () => Promise.resolve() };
   // Connections the helper accepted before it closed its copies arrive before the handles are wired.
   const early: Socket[] = [];
@@ -59,6 +63,13 @@ export async function addAcceptHandles(server: HttpServer, count: number): Promi
     for (const socket of early) socket.destroy();
     throw error;
   });
+  try {
+    restoreBacklog(server, backlog);
+  } catch (error) {
+    for (const handle of handles) handle.close();
+    for (const socket of early) socket.destroy();
+    throw error;
+  }
 
   let open = 0;
   const viaHandles = new WeakSet<Socket>();
@@ -92,6 +103,21 @@ export async function addAcceptHandles(server: HttpServer, count: number): Promi
         () => undefined,
       ),
   };
+}
+
+/**
+ * Node listens again on every copy it receives, in the helper and here (child_process's handle conversion calls
+ * `server.listen(handle)`, with Node's default backlog of 511), and listen(2) on a listening socket sets its
+ * backlog anew: the accept queue shrank from the server's 4,096 to 511 (`ss -ltn`, Send-Q), so a flood's
+ * connection storm overflowed it, and every SYN dropped meanwhile, a liveness probe's among them, is only
+ * retried by its client a second later. Listening once more on the server's own descriptor puts the backlog
+ * back. Node offers no public way to listen again on a listening server; `_handle.listen(backlog)` is what
+ * net.Server.listen itself calls.
+ */
+function restoreBacklog(server: HttpServer, backlog: number): void {
+  const handle = (server as unknown as { _handle?: { listen?: (backlog: number) => number } })._handle;
+  const status = handle?.listen?.(backlog);
+  if (status !== 0) throw new Error(`could not set the listen backlog back to ${backlog} (status ${status})`);
 }
 
 async function duplicate(
