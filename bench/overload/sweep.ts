@@ -237,12 +237,17 @@ export async function sweep(
       `${label}: ${connections} connections: share ${figures.share.toFixed(2)} (${flood.rps2xx.toFixed(0)} 2xx/s, ` +
         `${flood.refused} refused of ${flood.requests}), p50/p99/max ${flood.p50.toFixed(0)}/${flood.p99.toFixed(0)}/` +
         `${flood.max.toFixed(0)} ms, timeouts ${flood.timeout}, socket errors ${flood.connect}/${flood.read}/${flood.write}, ` +
-        `cpu ${flood.cpuUs?.toFixed(0)} µs/answer; probes ${probes.failed} of ${probes.count} failed${probes.failed ? ` (sent at ${probes.failedAt.join(', ')} ms)` : ''} ` +
+        `cpu ${flood.cpuUs?.toFixed(0)} µs/answer; probes ${probes.failed} of ${probes.count} failed${probes.failed ? ` (sent at ${sentAt(probes.failedAt)} ms)` : ''} ` +
         `(p50 ${probes.p50.toFixed(0)}, max ${probes.max.toFixed(0)} ms); RSS peak ${rssPeakMb.toFixed(0)} MB; ` +
         `recovered ${figures.recovered.toFixed(2)}`,
     );
   }
   return { base, floods };
+}
+
+/** When the failed probes were sent: the first few, enough to tell a burst at the flood's start from a spread. */
+function sentAt(times: number[]): string {
+  return times.length > 6 ? `${times.slice(0, 6).join(', ')}, … ${times.at(-1)}` : times.join(', ');
 }
 
 /** The ids wrk saw acknowledged with 201 (its per-thread files), the files removed. */
