@@ -91,11 +91,12 @@ export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 /** MAX_OPEN_ORDERS's default, for apps built without a full Config. */
 export const DEFAULT_MAX_OPEN_ORDERS = 5;
-/** OVERLOAD_MAX_IN_FLIGHT, OVERLOAD_QUEUE_MS and MAX_CONNECTIONS's defaults, for apps built without a full Config. */
 /**
- * A cap on memory (at most 16 KiB of body each), not the admission rule: that is the budget, which follows the
- * wait (http/overload.ts). 4,096 refused, at 5,000 connections, the 904 beyond it every pause although the
- * admitted requests waited under OVERLOAD_QUEUE_MS (bench/README.md, "Sixth sitting").
+ * OVERLOAD_MAX_IN_FLIGHT, OVERLOAD_QUEUE_MS and MAX_CONNECTIONS's defaults, for apps built without a full Config.
+ * The in-flight maximum is a cap on memory (at most 16 KiB of body each), not the admission rule: that is the
+ * budget, which follows the wait (http/overload.ts). At 4,096, a 5,000-connection flood had the 904 beyond it
+ * refused every pause although admitted requests waited under OVERLOAD_QUEUE_MS (bench/README.md, "Sixth
+ * sitting").
  */
 export const DEFAULT_OVERLOAD_MAX_IN_FLIGHT = 8192;
 export const DEFAULT_OVERLOAD_QUEUE_MS = 400;

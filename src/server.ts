@@ -175,10 +175,12 @@ export async function serve(config: Config): Promise<void> {
 
   await app.listen({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG });
   // A performance aid, not a condition of service: where no helper process may be started, run without.
-  acceptHandles = await addAcceptHandles(app.server, config.acceptHandles, LISTEN_BACKLOG).catch((err: unknown) => {
-    logger.warn({ err }, 'extra accept handles unavailable; accepting on one handle (ACCEPT_HANDLES)');
-    return undefined;
-  });
+  acceptHandles = await addAcceptHandles(app.server, config.acceptHandles, LISTEN_BACKLOG).catch(
+    (err: unknown) => {
+      logger.warn({ err }, 'extra accept handles unavailable; accepting on one handle (ACCEPT_HANDLES)');
+      return undefined;
+    },
+  );
   if (config.metricsPort !== undefined) {
     metricsServer = await listenMetrics(registry, config.host, config.metricsPort);
   }

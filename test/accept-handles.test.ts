@@ -6,10 +6,10 @@
  * prompt is the overload benchmark's business.
  */
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer, request, type Server } from 'node:http';
 import { connect, Server as NetServer, type AddressInfo } from 'node:net';
-import { execFileSync } from 'node:child_process';
 import { afterEach, test } from 'node:test';
 import { addAcceptHandles, type AcceptHandles } from '../src/http/accept-handles.js';
 
