@@ -8,7 +8,8 @@ export default defineScenario({
   usesSqlite: true,
   target: {
     bounds: [
-      { metric: 'ratio', atLeast: 0.35 },
+      // Issue 15's target (DESIGN's first-round target was 0.35).
+      { metric: 'ratio', atLeast: 0.45 },
       { metric: 'p99', atMost: 10 },
     ],
   },
