@@ -2,8 +2,8 @@
  * The liveness probe of the overload scenario, in a process of its own so that the load generator's work
  * does not delay it: every INTERVAL ms it opens a new connection and sends `GET /healthz`, as an
  * orchestrator does, and gives up after TIMEOUT ms. On SIGTERM it waits for the probes still out (at most
- * TIMEOUT ms), prints one JSON line `{"startedAt":<epoch ms>,"probes":[{"at":…,"ms":…,"status":…}]}` (status 0: no answer in time,
- * -1: connection error) and exits.
+ * TIMEOUT ms), prints one JSON line `{"startedAt":<epoch ms>,"probes":[{"at":…,"ms":…,"status":…}]}` (`at`:
+ * sent, ms after the first; status 0: no answer in time, -1: connection error) and exits.
  *
  *   node --import tsx bench/overload/probe.ts <origin> [intervalMs=250] [timeoutMs=1000]
  */

@@ -158,11 +158,12 @@ export async function startProbe(origin: string): Promise<{ stop(): Promise<Prob
         probes: { at: number; ms: number; status: number }[];
       };
       const ms = probes.map((p) => p.ms).sort((a, b) => a - b);
+      const failures = probes.filter((p) => p.status !== 200 || p.ms > 1000);
       return {
         startedAt,
         count: probes.length,
-        failed: probes.filter((p) => p.status !== 200 || p.ms > 1000).length,
-        failedAt: probes.filter((p) => p.status !== 200 || p.ms > 1000).map((p) => p.at),
+        failed: failures.length,
+        failedAt: failures.map((p) => p.at),
         p50: ms[ms.length >> 1] ?? NaN,
         max: ms.at(-1) ?? NaN,
       };
@@ -233,11 +234,12 @@ export async function sweep(
       recovered: recovery.rps2xx / base.rps2xx,
     };
     floods.push(figures);
+    const failedAt = probes.failed ? ` (sent at ${sentAt(probes.failedAt)} ms)` : '';
     log(
       `${label}: ${connections} connections: share ${figures.share.toFixed(2)} (${flood.rps2xx.toFixed(0)} 2xx/s, ` +
         `${flood.refused} refused of ${flood.requests}), p50/p99/max ${flood.p50.toFixed(0)}/${flood.p99.toFixed(0)}/` +
         `${flood.max.toFixed(0)} ms, timeouts ${flood.timeout}, socket errors ${flood.connect}/${flood.read}/${flood.write}, ` +
-        `cpu ${flood.cpuUs?.toFixed(0)} µs/answer; probes ${probes.failed} of ${probes.count} failed${probes.failed ? ` (sent at ${sentAt(probes.failedAt)} ms)` : ''} ` +
+        `cpu ${flood.cpuUs?.toFixed(0)} µs/answer; probes ${probes.failed} of ${probes.count} failed${failedAt} ` +
         `(p50 ${probes.p50.toFixed(0)}, max ${probes.max.toFixed(0)} ms); RSS peak ${rssPeakMb.toFixed(0)} MB; ` +
         `recovered ${figures.recovered.toFixed(2)}`,
     );
