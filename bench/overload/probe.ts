@@ -2,7 +2,7 @@
  * The liveness probe of the overload scenario, in a process of its own so that the load generator's work
  * does not delay it: every INTERVAL ms it opens a new connection and sends `GET /healthz`, as an
  * orchestrator does, and gives up after TIMEOUT ms. On SIGTERM it waits for the probes still out (at most
- * TIMEOUT ms), prints one JSON line `{"startedAt":<epoch ms>,"probes":[{"at":…,"ms":…,"status":…}]}` (`at`:
+ * TIMEOUT ms), prints one JSON line `{"probes":[{"at":…,"ms":…,"status":…}]}` (`at`:
  * sent, ms after the first; status 0: no answer in time, -1: connection error) and exits.
  *
  *   node --import tsx bench/overload/probe.ts <origin> [intervalMs=250] [timeoutMs=1000]
@@ -24,7 +24,6 @@ interface Probe {
   status: number;
 }
 const origin0 = performance.now();
-const startedAt = Date.now();
 const probes: Probe[] = [];
 const pending = new Set<Promise<void>>();
 
@@ -59,7 +58,7 @@ probe();
 process.on('SIGTERM', () => {
   clearInterval(timer);
   void Promise.all(pending).then(() => {
-    process.stdout.write(`${JSON.stringify({ startedAt, probes })}\n`);
+    process.stdout.write(`${JSON.stringify({ probes })}\n`);
     process.exit(0);
   });
 });

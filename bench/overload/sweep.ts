@@ -125,8 +125,6 @@ export async function wrk(options: WrkOptions, connections: number, durationS: n
 }
 
 export interface ProbeSummary {
-  /** When the first probe was sent (epoch ms). */
-  startedAt: number;
   count: number;
   /** Probes not answered 200 within the timeout. */
   failed: number;
@@ -137,7 +135,7 @@ export interface ProbeSummary {
 }
 
 /** Starts the liveness probe process; `stop()` ends it and summarises its probes. */
-export async function startProbe(origin: string): Promise<{ stop(): Promise<ProbeSummary> }> {
+async function startProbe(origin: string): Promise<{ stop(): Promise<ProbeSummary> }> {
   const child = spawn(process.execPath, scriptArgv('overload/probe.ts', origin, '250', '1000'), {
     env: { ...process.env, NODE_OPTIONS: '' },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -153,14 +151,12 @@ export async function startProbe(origin: string): Promise<{ stop(): Promise<Prob
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGTERM');
       await exited;
-      const { startedAt, probes } = JSON.parse(stdout.trim()) as {
-        startedAt: number;
+      const { probes } = JSON.parse(stdout.trim()) as {
         probes: { at: number; ms: number; status: number }[];
       };
       const ms = probes.map((p) => p.ms).sort((a, b) => a - b);
       const failures = probes.filter((p) => p.status !== 200 || p.ms > 1000);
       return {
-        startedAt,
         count: probes.length,
         failed: failures.length,
         failedAt: failures.map((p) => p.at),
