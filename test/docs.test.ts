@@ -1,21 +1,44 @@
-/** The README is the front door: it must show the two commands and every error code the service can answer with. */
+/**
+ * The documentation must stay true to the code: the README shows the two front-door commands, the API guide
+ * every error code and scope, the operations guide every environment variable, and every relative link in the
+ * docs leads somewhere.
+ */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
 import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { errorCatalogue } from '../src/http/errors.js';
 import { SCOPES } from '../src/modules/accounts/scopes.js';
 
-const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+const root = fileURLToPath(new URL('..', import.meta.url));
+const read = (path: string): string => readFileSync(join(root, path), 'utf8');
+const readme = read('README.md');
+const api = read('docs/api.md');
+const operations = read('docs/operations.md');
+
+/** The text of a `## title` section, up to the next second-level heading. */
+function section(markdown: string, title: string): string {
+  const start = markdown.indexOf(`\n## ${title}\n`);
+  assert.ok(start >= 0, `a "## ${title}" section`);
+  const end = markdown.indexOf('\n## ', start + 1);
+  return markdown.slice(start, end < 0 ? undefined : end);
+}
 
 test('README shows the two front-door commands', () => {
   assert.match(readme, /npm ci && npm start/);
   assert.match(readme, /npm ci && npm test/);
 });
 
-test('README documents every error code with its status', () => {
+test('README stays a front door', () => {
+  assert.ok(readme.split('\n').length <= 250, 'README.md is at most 250 lines; the rest belongs in docs/');
+});
+
+test('the API guide documents every error code with its status', () => {
+  const errors = section(api, 'Errors');
   for (const [code, { status }] of Object.entries(errorCatalogue)) {
     // Table cells may be padded by the formatter.
-    assert.match(readme, new RegExp(`\\| \`${code}\` +\\| ${status} +\\|`), code);
+    assert.match(errors, new RegExp(`\\| \`${code}\` +\\| ${status} +\\|`), code);
   }
 });
 
@@ -26,16 +49,78 @@ test('every catalogue code is snake_case and its status an HTTP error status', (
   }
 });
 
-test('README describes every scope in its Scopes table', () => {
-  const section = readme.slice(readme.indexOf('\n## Scopes\n'));
-  assert.ok(section.length > 1, 'a Scopes section');
-  for (const scope of SCOPES) assert.match(section, new RegExp(`\\| \`${scope}\` +\\|`), scope);
+test('the API guide describes every scope in its Scopes table', () => {
+  const scopes = section(api, 'Scopes');
+  for (const scope of SCOPES) assert.match(scopes, new RegExp(`\\| \`${scope}\` +\\|`), scope);
 });
 
-test('README documents every environment variable src/config.ts reads', () => {
-  const source = readFileSync(new URL('../src/config.ts', import.meta.url), 'utf8');
+test('the operations guide documents every environment variable src/config.ts reads', () => {
+  const source = read('src/config.ts');
   const names = new Set([...source.matchAll(/\benv(?:\.|, ')([A-Z][A-Z0-9_]+)/g)].map((m) => m[1]!));
   assert.ok(names.has('PUBLIC_URL') && names.has('PORT'), 'the pattern finds the variables');
-  const section = readme.slice(readme.indexOf('\n## Configuration\n'));
-  for (const name of names) assert.match(section, new RegExp(`\\| \`${name}\` +\\|`), name);
+  const configuration = section(operations, 'Configuration');
+  for (const name of names) assert.match(configuration, new RegExp(`\\| \`${name}\` +\\|`), name);
+});
+
+/** The repository's Markdown files, outside dependencies and build output. */
+function markdownFiles(dir = root): string[] {
+  const skip = new Set(['node_modules', 'dist', '.git', 'data', 'test-artifacts']);
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (skip.has(name)) return [];
+    if (statSync(path).isDirectory()) return markdownFiles(path);
+    return name.endsWith('.md') ? [path] : [];
+  });
+}
+
+/** Markdown without its fenced code blocks and inline code, where brackets are not links. */
+function prose(markdown: string): string {
+  return markdown.replace(/^```[\s\S]*?^```/gm, '').replace(/`[^`\n]*`/g, '');
+}
+
+/** GitHub's anchor for each heading of a Markdown file. */
+function anchors(markdown: string): Set<string> {
+  const seen = new Map<string, number>();
+  const result = new Set<string>();
+  for (const [, heading] of prose(markdown).matchAll(/^#{1,6} +(.+?) *#*$/gm)) {
+    const base = heading!
+      .toLowerCase()
+      .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .replace(/\s/g, '-');
+    const count = seen.get(base) ?? 0;
+    seen.set(base, count + 1);
+    result.add(count === 0 ? base : `${base}-${count}`);
+  }
+  return result;
+}
+
+test('every relative link in the Markdown files leads to an existing file and heading', () => {
+  const files = markdownFiles();
+  for (const must of ['README.md', 'CONTRIBUTING.md', 'docs/api.md', 'docs/operations.md']) {
+    assert.ok(files.includes(join(root, must)), `${must} is scanned`);
+  }
+  let checked = 0;
+  for (const file of files) {
+    const text = readFileSync(file, 'utf8');
+    for (const [, target] of prose(text).matchAll(/\[[^\]]*\]\(([^)\s]+)(?: "[^"]*")?\)/g)) {
+      if (/^[a-z][a-z0-9+.-]*:/i.test(target!)) continue; // http:, https:, mailto:
+      const where = `${relative(root, file)} → ${target}`;
+      const [path, anchor] = target!.split('#') as [string, string | undefined];
+      const destination = path === '' ? file : resolve(dirname(file), decodeURIComponent(path));
+      assert.ok(destination.startsWith(root), `${where}: the link leaves the repository`);
+      assert.ok(existsSync(destination), `${where}: no such file`);
+      if (anchor !== undefined && destination.endsWith('.md')) {
+        assert.ok(anchors(readFileSync(destination, 'utf8')).has(anchor), `${where}: no such heading`);
+      }
+      checked++;
+    }
+  }
+  assert.ok(checked > 20, 'the pattern finds the links');
+});
+
+test('no Markdown file points outside the repository for what the project relies on', () => {
+  for (const file of markdownFiles()) {
+    assert.doesNotMatch(readFileSync(file, 'utf8'), /\.\.\/shared\b/, relative(root, file));
+  }
 });
