@@ -1,7 +1,7 @@
 /**
  * `npm run chaos`: faults and abuse against the built server (`node dist/cli.js serve`), each figure printed
  * beside its target, the whole run written to chaos/results.json. Not part of `npm test` or CI: it takes a
- * few minutes and its figures are measurements, not assertions. See the README's "Reliability" section.
+ * few minutes and its figures are measurements, not assertions. See docs/reliability.md.
  *
  *   npm run chaos -- [--only crash,restart,outages,malformed,slow] [--rounds 3] [--stops 10]
  *                    [--requests 5000] [--seed N] [--out chaos/results.json]

@@ -44,7 +44,7 @@ describe('npm start', () => {
       scripts: Record<string, string>;
     };
     assert.equal(pkg.scripts.prestart, 'node scripts/build-if-stale.mjs');
-    // The heap cap: README "Under overload" (without it V8 let a flood's garbage grow RSS to ~410 MB).
+    // The heap cap: docs/operations.md, "Overload" (without it V8 let a flood's garbage grow RSS to ~410 MB).
     assert.equal(pkg.scripts.start, 'node --max-old-space-size=1024 dist/cli.js serve');
     assert.equal(pkg.scripts.prepare, 'npm run build', 'npm ci builds a fresh clone');
   });

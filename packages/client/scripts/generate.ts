@@ -53,7 +53,7 @@ export async function generate(): Promise<{ schema: string; errorCodes: string }
     .join('\n');
   const errorCodes = await format(
     BANNER +
-      '\n/** Every `code` the service can answer with, from its error catalogue (README, "Errors"). */\n' +
+      '\n/** Every `code` the service can answer with, from its error catalogue (docs/api.md, "Errors"). */\n' +
       `export const ERROR_CODES = [\n${codes}\n] as const;\n\n` +
       'export type ErrorCode = (typeof ERROR_CODES)[number];\n',
     ERROR_CODES_FILE,

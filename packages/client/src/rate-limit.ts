@@ -1,4 +1,4 @@
-/** The quota state an answer reports, read from its rate-limit headers (README, "Rate limits"). */
+/** The quota state an answer reports, read from its rate-limit headers (docs/api.md, "Rate limits"). */
 export interface RateLimitWindow {
   /** `minute` or `day` (the service's window names). */
   name: string;
