@@ -78,8 +78,6 @@ export interface Config {
   overloadMaxInFlight: number;
   /** The mean wait of admitted requests that the in-flight budget (at most the maximum) is adjusted to. */
   overloadQueueMs: number;
-  /** Extra accept handles on the API's listening socket (http/accept-handles.ts); 0: none. */
-  acceptHandles: number;
   /** Open connections beyond which new ones are closed as soon as they are accepted. */
   maxConnections: number;
   /** A port of its own for `GET /healthz` (the liveness probe); unset: none. */
@@ -287,7 +285,6 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrl: publicUrl(env),
     overloadMaxInFlight: integer(env, 'OVERLOAD_MAX_IN_FLIGHT', DEFAULT_OVERLOAD_MAX_IN_FLIGHT, 1, 1_000_000),
     overloadQueueMs: integer(env, 'OVERLOAD_QUEUE_MS', DEFAULT_OVERLOAD_QUEUE_MS, 10, 60_000),
-    acceptHandles: integer(env, 'ACCEPT_HANDLES', 256, 0, 4096),
     maxConnections: integer(env, 'MAX_CONNECTIONS', DEFAULT_MAX_CONNECTIONS, 1, 1_000_000),
     healthPort: env.HEALTH_PORT?.trim() ? integer(env, 'HEALTH_PORT', 0, 0, 65535) : undefined,
   };

@@ -16,7 +16,6 @@ import { IDEMPOTENCY_RETENTION_MS } from './http/idempotency/index.js';
 import { idempotencyRepository } from './http/idempotency/repository.js';
 import { startHealthListener, type HealthListener } from './http/health-listener.js';
 import { createRegistry } from './http/observability.js';
-import { addAcceptHandles, type AcceptHandles } from './http/accept-handles.js';
 import { watchApiLoad } from './http/api-load.js';
 import { WebhookDispatcher } from './modules/webhooks/dispatcher.js';
 import { createCounterStore } from './ratelimit/index.js';
@@ -139,9 +138,6 @@ export async function serve(config: Config): Promise<void> {
   });
 
   let health: HealthListener | undefined;
-  // Assigned once listening; the shutdown handler, registered before, may run first.
-  // eslint-disable-next-line prefer-const
-  let acceptHandles: AcceptHandles | undefined;
   const drainMs = config.drainSeconds * 1000;
   closeWithGrace({ delay: drainMs + CLOSE_GRACE_MS + IN_FLIGHT_MS }, async ({ signal, err }) => {
     if (err) logger.error({ err }, 'shutting down after an error');
@@ -152,10 +148,9 @@ export async function serve(config: Config): Promise<void> {
     stopping = true;
     // net.Server's close stops listening only; http.Server's would also close the idle keep-alive
     // connections at once, resetting requests their clients had already sent on them.
-    const allClosed = Promise.all([
-      new Promise<void>((resolve) => NetServer.prototype.close.call(app.server, () => resolve())),
-      acceptHandles?.close(),
-    ]);
+    const allClosed = new Promise<void>((resolve) =>
+      NetServer.prototype.close.call(app.server, () => resolve()),
+    );
     const graceOver = delay(CLOSE_GRACE_MS, undefined, { ref: false });
     await Promise.race([allClosed, graceOver]);
     // Grace deadline: connections still idle close; those with a request in flight end after its answer.
@@ -174,13 +169,6 @@ export async function serve(config: Config): Promise<void> {
   });
 
   await app.listen({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG });
-  // A performance aid, not a condition of service: where no helper process may be started, run without.
-  acceptHandles = await addAcceptHandles(app.server, config.acceptHandles, LISTEN_BACKLOG).catch(
-    (err: unknown) => {
-      logger.warn({ err }, 'extra accept handles unavailable; accepting on one handle (ACCEPT_HANDLES)');
-      return undefined;
-    },
-  );
   if (config.metricsPort !== undefined) {
     metricsServer = await listenMetrics(registry, config.host, config.metricsPort);
   }

@@ -14,8 +14,8 @@
  * exact, testable, and costs a counter per request.
  * The budget is not a fixed number: it follows the mean time admitted requests took (OVERLOAD_QUEUE_MS), so
  * it is larger on a fast backend than on a slow one and falls when the database stalls.
- * What it does not see: a request waiting in the kernel before it is read. Connections waiting to be
- * accepted are kept few by accept-handles.ts; a refused connection is deliberately left unread for a while.
+ * What it does not see: a request waiting in the kernel before it is read (a connection not yet accepted, or
+ * a refused connection, which is deliberately left unread for a while).
  *
  * Operational routes (`/healthz`, `/readyz`, `/metrics`) are never refused and not counted: an orchestrator
  * must see the instance alive, and `/readyz` answers 503 while the instance sheds so balancers route away.
@@ -34,9 +34,8 @@ export const SHEDDING_WINDOW_MS = 1_000;
  * How long a refused connection is not read, at least. A refused client on a keep-alive connection sends its
  * next request at once (wrk does; Retry-After is advice); read at once, it is refused again, and thousands of
  * such clients fill every turn of the event loop with refusals (measured: 0.27 of the rate kept at 5,000
- * connections on SQLite). Closing the connection instead made each client reconnect, which is dearer still
- * once connections are accepted promptly (accept-handles.ts). Not reading it leaves the next request in the
- * kernel, at no cost.
+ * connections on SQLite). Closing the connection instead made each client reconnect, which is dearer still.
+ * Not reading it leaves the next request in the kernel, at no cost.
  */
 export const REFUSED_CONNECTION_PAUSE_MS = 400;
 /**
