@@ -64,16 +64,18 @@ async function listenMetrics(registry: Registry, host: string, port: number): Pr
  * version (several services may share a log pipeline) and its level by name (`"level":"info"`, not pino's
  * number), as log pipelines expect.
  */
-export function createLogger(config: Config): pino.Logger {
-  return pino(
-    {
-      level: config.logLevel,
-      base: { service: 'pet-adoption', version: SERVICE_VERSION, pid: process.pid, hostname: hostname() },
-      formatters: { level: (label) => ({ level: label }) },
-      redact: ['req.headers.authorization', 'headers.authorization'],
-    },
-    pino.destination({ sync: false }),
-  );
+export function createLogger(config: Pick<Config, 'logLevel'>): pino.Logger {
+  return pino(loggerOptions(config), pino.destination({ sync: false }));
+}
+
+/** The logger's options, apart from where it writes (tests write to a stream of their own). */
+export function loggerOptions(config: Pick<Config, 'logLevel'>): pino.LoggerOptions {
+  return {
+    level: config.logLevel,
+    base: { service: 'pet-adoption', version: SERVICE_VERSION, pid: process.pid, hostname: hostname() },
+    formatters: { level: (label) => ({ level: label }) },
+    redact: ['req.headers.authorization', 'headers.authorization'],
+  };
 }
 
 /**

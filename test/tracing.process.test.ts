@@ -86,7 +86,10 @@ const attribute = (span: OtlpSpan, key: string) => span.attributes?.find((a) => 
 test('tracing is requested by an OTLP endpoint or a traces exporter, as the SDKs read them', () => {
   assert.equal(tracingRequested({}), false);
   assert.equal(tracingRequested({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }), true);
-  assert.equal(tracingRequested({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4318/v1/traces' }), true);
+  assert.equal(
+    tracingRequested({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4318/v1/traces' }),
+    true,
+  );
   assert.equal(tracingRequested({ OTEL_TRACES_EXPORTER: 'otlp' }), true);
   assert.equal(tracingRequested({ OTEL_TRACES_EXPORTER: 'none' }), false);
   assert.equal(
@@ -196,11 +199,18 @@ for (const backend of await backends()) {
       });
       assert.equal(endpoint.status, 201, JSON.stringify(endpoint.json));
       const writeTrace = hex(16);
-      const pet = await call('POST', '/pets', `00-${writeTrace}-${hex(8)}-01`, { name: 'Traced', categoryId: 1 });
+      const pet = await call('POST', '/pets', `00-${writeTrace}-${hex(8)}-01`, {
+        name: 'Traced',
+        categoryId: 1,
+      });
       assert.equal(pet.status, 201, JSON.stringify(pet.json));
       const [delivered] = await receiver.waitFor(1);
       const traceparent = delivered!.headers.traceparent;
-      assert.match(traceparent ?? '', /^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/, 'the delivery carries a traceparent');
+      assert.match(
+        traceparent ?? '',
+        /^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/,
+        'the delivery carries a traceparent',
+      );
       const [, attemptTrace, attemptSpan] = traceparent!.split('-');
       assert.notEqual(attemptTrace, writeTrace, 'the attempt is a trace of its own');
 

@@ -172,15 +172,13 @@ export function registerObservability(
     // Undefined fields are left out of the line; `reqId` comes from the request's child logger.
     request.log.info(
       {
-        req: {
-          method: request.method,
-          url: request.url,
-          route,
-          remoteAddress: request.ip,
-          userAgent: request.headers['user-agent'],
-        },
-        res: { statusCode: reply.statusCode },
+        // Fastify's serializers make these {method, url, version, host, remoteAddress, remotePort} and
+        // {statusCode}, as in its own request logging.
+        req: request,
+        res: reply,
         responseTime: Math.round(reply.elapsedTime * 10) / 10,
+        route,
+        userAgent: request.headers['user-agent'],
         code: code ?? undefined,
         account: request.accountName ?? undefined,
         // The names OpenTelemetry's own log correlation uses.

@@ -31,7 +31,8 @@ export async function startTracing(serviceVersion: string): Promise<Tracing> {
   const { registerOptions, waitForAllMessagesAcknowledged } = createAddHookMessageChannel();
   register('@opentelemetry/instrumentation/hook.mjs', import.meta.url, registerOptions);
   const env = process.env;
-  const named = Boolean(env.OTEL_SERVICE_NAME) || /(^|,)\s*service\.name=/.test(env.OTEL_RESOURCE_ATTRIBUTES ?? '');
+  const named =
+    Boolean(env.OTEL_SERVICE_NAME) || /(^|,)\s*service\.name=/.test(env.OTEL_RESOURCE_ATTRIBUTES ?? '');
   const sdk = new NodeSDK({
     serviceName: named ? undefined : 'pet-adoption',
     // OTEL_RESOURCE_ATTRIBUTES still wins: the SDK merges what it detects over this.

@@ -10,7 +10,9 @@ import {
 
 export class SqliteEventRepository implements EventRepository {
   private readonly db: BetterSqlite3.Database;
-  private readonly insert: BetterSqlite3.Statement<[string, string, number | null, string, number, string | null]>;
+  private readonly insert: BetterSqlite3.Statement<
+    [string, string, number | null, string, number, string | null]
+  >;
   /** appendAll's statement for two events (an order's change and its pet's), the one multi-row case. */
   private readonly insertTwo: BetterSqlite3.Statement<unknown[]>;
   private readonly purgeStatement: BetterSqlite3.Statement<[number]>;
