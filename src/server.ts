@@ -219,6 +219,7 @@ export async function serve(config: Config, options: ServeOptions = {}): Promise
       storage: database.kind,
       rateLimitStore: counterStore.kind,
       installationId,
+      tracing: options.tracing !== undefined,
     },
     'listening',
   );
