@@ -14,6 +14,7 @@ import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { tracingRequested } from '../src/telemetry/context.js';
+import { SERVICE_VERSION } from '../src/version.js';
 import { backends } from './helpers.js';
 import {
   cli,
@@ -40,7 +41,7 @@ interface OtlpSpan {
 /** An OTLP/HTTP traces endpoint that keeps every span it is sent (JSON encoding). */
 class OtlpReceiver {
   readonly spans: OtlpSpan[] = [];
-  readonly resources: Record<string, unknown>[] = [];
+  readonly resources: Record<string, Record<string, unknown> | undefined>[] = [];
   private readonly waiters = new Set<() => void>();
   private readonly server: HttpServer = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -180,6 +181,7 @@ for (const backend of await backends()) {
         assert.equal(isDb(statement)?.stringValue, 'postgresql', JSON.stringify(statement));
       }
       assert.equal(otlp.resources[0]!['service.name']?.stringValue, 'pets-under-test');
+      assert.equal(otlp.resources[0]!['service.version']?.stringValue, SERVICE_VERSION);
 
       // The request's log line carries the trace id, with the service, its version and the level's name.
       await waitFor(() => logLines(server!).some((l) => l.trace_id === traceId));
