@@ -5,7 +5,6 @@
  * command line or the configuration, 1 when the command could not do its work. `--help` (or `-h`) on any
  * command or subcommand prints its help on stdout.
  */
-import { readFileSync } from 'node:fs';
 import { accountsUnban } from './cli/accounts.js';
 import { CommandFailed, UsageError, print, type Command } from './cli/common.js';
 import { keysCreate, keysList, keysRevoke } from './cli/keys.js';
@@ -16,6 +15,7 @@ import { serveCommand } from './cli/serve.js';
 import { webhooksDeliveries, webhooksList } from './cli/webhooks.js';
 import { ConfigError, loadConfig } from './config.js';
 import { StorageUnavailableError } from './db/database.js';
+import { SERVICE_VERSION } from './version.js';
 
 export const USAGE = `Usage: pet-adoption <command> [options]
 
@@ -77,14 +77,6 @@ const GROUPS: Record<string, Group> = {
   }),
 };
 
-/** The package's version; package.json sits one level above both src/ (tsx) and dist/ (built). */
-function version(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
-    version: string;
-  };
-  return pkg.version;
-}
-
 /** `--help` or `-h` anywhere before a `--`. */
 function wantsHelp(args: string[]): boolean {
   const end = args.indexOf('--');
@@ -127,7 +119,7 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (first === '--version' || first === '-v') {
-    print(version());
+    print(SERVICE_VERSION);
     return 0;
   }
 

@@ -4,6 +4,7 @@
  * until it closes, and only then the pools close, so a rolling restart loses no request.
  */
 import { Server as NetServer, type AddressInfo } from 'node:net';
+import { hostname } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 import closeWithGrace from 'close-with-grace';
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -20,6 +21,9 @@ import { watchApiLoad } from './http/api-load.js';
 import { WebhookDispatcher } from './modules/webhooks/dispatcher.js';
 import { createCounterStore } from './ratelimit/index.js';
 import { EVENT_RETENTION_MS, eventRepository } from './modules/events/index.js';
+import { outsideRequest } from './telemetry/context.js';
+import type { Tracing } from './telemetry/start.js';
+import { SERVICE_VERSION } from './version.js';
 
 export const FIRST_KEY_HINT =
   'This is a new database. Create the first API key with:\n' +
@@ -54,12 +58,23 @@ async function listenMetrics(registry: Registry, host: string, port: number): Pr
   return metrics;
 }
 
-/** JSON lines on stdout, written from a buffer off the request path. */
-export function createLogger(config: Config): pino.Logger {
-  return pino(
-    { level: config.logLevel, redact: ['req.headers.authorization', 'headers.authorization'] },
-    pino.destination({ sync: false }),
-  );
+/**
+ * JSON lines on stdout, written from a buffer off the request path. Every line names the service and its
+ * version (several services may share a log pipeline) and its level by name (`"level":"info"`, not pino's
+ * number), as log pipelines expect.
+ */
+export function createLogger(config: Pick<Config, 'logLevel'>): pino.Logger {
+  return pino(loggerOptions(config), pino.destination({ sync: false }));
+}
+
+/** The logger's options, apart from where it writes (tests write to a stream of their own). */
+export function loggerOptions(config: Pick<Config, 'logLevel'>): pino.LoggerOptions {
+  return {
+    level: config.logLevel,
+    base: { service: 'pet-adoption', version: SERVICE_VERSION, pid: process.pid, hostname: hostname() },
+    formatters: { level: (label) => ({ level: label }) },
+    redact: ['req.headers.authorization', 'headers.authorization'],
+  };
 }
 
 /**
@@ -78,7 +93,12 @@ const IN_FLIGHT_MS = 10_000;
  */
 const LISTEN_BACKLOG = 4096;
 
-export async function serve(config: Config): Promise<void> {
+export interface ServeOptions {
+  /** Started by the caller before anything imported pg or ioredis (cli/serve.ts); flushed at the end. */
+  tracing?: Tracing;
+}
+
+export async function serve(config: Config, options: ServeOptions = {}): Promise<void> {
   const logger = createLogger(config);
   const database = await openDatabase(config);
   const { fresh } = await database.migrate();
@@ -107,10 +127,12 @@ export async function serve(config: Config): Promise<void> {
     registry,
     logger,
   });
+  const wakeDispatcher = () => dispatcher.wake();
   // A write may have committed events: look at once rather than at the next poll. Callback style, no
   // promise per response; wake() is a no-op while a pass runs (it just asks for another).
   app.addHook('onResponse', (request, _reply, done) => {
-    if (request.method !== 'GET' && request.method !== 'HEAD') dispatcher.wake();
+    // The dispatcher's pass is not part of the request's trace (its deliveries link to it instead).
+    if (request.method !== 'GET' && request.method !== 'HEAD') outsideRequest(wakeDispatcher);
     done();
   });
 
@@ -165,6 +187,7 @@ export async function serve(config: Config): Promise<void> {
     await dispatcher.stop();
     await counterStore.close();
     await database.close();
+    await options.tracing?.shutdown();
     logger.flush();
   });
 
@@ -184,6 +207,7 @@ export async function serve(config: Config): Promise<void> {
       storage: database.kind,
       rateLimitStore: counterStore.kind,
       installationId,
+      tracing: options.tracing !== undefined,
     },
     'listening',
   );

@@ -14,6 +14,8 @@ import type { Database } from '../src/db/database.js';
 import { mintKey } from '../src/modules/accounts/mint.js';
 import { accountRepository } from '../src/modules/accounts/repository.js';
 import { RedisCounterStore } from '../src/ratelimit/redis.js';
+import { loggerOptions } from '../src/server.js';
+import { SERVICE_VERSION } from '../src/version.js';
 import type { CounterStore } from '../src/ratelimit/store.js';
 import {
   backends,
@@ -28,11 +30,21 @@ import {
 import { deleteKeys } from './support/redis.js';
 import { TcpProxy } from './support/tcp-proxy.js';
 
-type LogLine = Record<string, unknown> & { level: number; msg: string };
+type LogLine = Record<string, unknown> & { level: string; msg: string };
+type RequestLine = LogLine & {
+  req: { method: string; url: string; host: string; remoteAddress: string; remotePort?: number };
+  res: { statusCode: number };
+  responseTime: number;
+  route: string;
+  userAgent?: string;
+};
 
+/** The service's own logger configuration (server.ts), writing to an array. */
 function captureLogger() {
   const lines: LogLine[] = [];
-  const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+  const logger = pino(loggerOptions({ logLevel: 'info' }), {
+    write: (line: string) => void lines.push(JSON.parse(line)),
+  });
   return { logger, lines };
 }
 
@@ -84,7 +96,7 @@ for (const backend of await backends()) {
       return (await mintKey(accounts, account.id, clock.now)).key;
     }
 
-    const requestLines = () => log.lines.filter((l) => l.msg === 'request');
+    const requestLines = () => log.lines.filter((l): l is RequestLine => l.msg === 'request completed');
 
     test('a request line carries the route template, account, client address and user agent', async () => {
       const key = await keyFor('logged');
@@ -93,15 +105,29 @@ for (const backend of await backends()) {
         headers: { ...bearer(key), 'user-agent': 'ops-test/1.0' },
       });
       assert.equal(res.statusCode, 404);
-      const line = requestLines().find((l) => l.url === '/v1/pets/424242');
+      const line = requestLines().find((l) => l.req.url === '/v1/pets/424242');
       assert.ok(line, JSON.stringify(log.lines));
+      assert.equal(line.req.method, 'GET');
       assert.equal(line.route, '/v1/pets/:petId');
-      assert.equal(line.statusCode, 404);
+      assert.equal(line.res.statusCode, 404);
       assert.equal(line.code, 'pet_not_found');
       assert.equal(line.account, 'logged');
-      assert.equal(line.ip, '127.0.0.1');
+      assert.equal(line.req.remoteAddress, '127.0.0.1');
       assert.equal(line.userAgent, 'ops-test/1.0');
       assert.equal(line.reqId, res.headers['x-request-id']);
+      assert.equal(typeof line.responseTime, 'number');
+      assert.equal('trace_id' in line, false, 'no trace id while tracing is off');
+    });
+
+    test('every line names the service, its version and its level by name', async () => {
+      await app.inject({ url: '/v1/pets?limit=1' });
+      assert.ok(log.lines.length > 0);
+      for (const line of log.lines) {
+        assert.equal(line.service, 'pet-adoption');
+        assert.equal(line.version, SERVICE_VERSION);
+        assert.ok(['info', 'warn', 'error'].includes(line.level), JSON.stringify(line));
+      }
+      assert.equal(requestLines().at(-1)!.level, 'info');
     });
 
     test('an error without a key logs its code and no account; a success logs no code', async () => {
@@ -115,7 +141,7 @@ for (const backend of await backends()) {
       await app.inject({ url: '/v1/pets?limit=1', headers: { ...bearer(key), 'user-agent': 'fine/3' } });
       const fine = requestLines().find((l) => l.userAgent === 'fine/3');
       assert.ok(fine);
-      assert.equal(fine.statusCode, 200);
+      assert.equal(fine.res.statusCode, 200);
       assert.equal('code' in fine, false);
       assert.equal(fine.account, 'fine');
     });
@@ -123,8 +149,9 @@ for (const backend of await backends()) {
     test('rejections are counted by reason; a ban and its lifting are logged and counted once', async () => {
       const before = await metrics(app);
       const limitedBefore =
-        metric(before, 'rate_limit_rejections_total{reason="rate_limited",subject="account"}') ?? 0;
-      const bansBefore = metric(before, 'rate_limit_bans_total') ?? 0;
+        metric(before, 'pet_adoption_rate_limit_rejections_total{reason="rate_limited",subject="account"}') ??
+        0;
+      const bansBefore = metric(before, 'pet_adoption_rate_limit_bans_total') ?? 0;
       const key = await keyFor('hammer', 2);
       const codes: string[] = [];
       // 2 allowed, then rejected ones; the third rejection in the minute exceeds 2 × 1 and bans.
@@ -142,18 +169,21 @@ for (const backend of await backends()) {
       ]);
       let text = await metrics(app);
       assert.equal(
-        metric(text, 'rate_limit_rejections_total{reason="rate_limited",subject="account"}'),
+        metric(text, 'pet_adoption_rate_limit_rejections_total{reason="rate_limited",subject="account"}'),
         limitedBefore + 2,
       );
       assert.equal(
-        metric(text, 'rate_limit_rejections_total{reason="temporarily_banned",subject="account"}'),
+        metric(
+          text,
+          'pet_adoption_rate_limit_rejections_total{reason="temporarily_banned",subject="account"}',
+        ),
         2,
       );
-      assert.equal(metric(text, 'rate_limit_bans_total'), bansBefore + 1);
+      assert.equal(metric(text, 'pet_adoption_rate_limit_bans_total'), bansBefore + 1);
       const banned = log.lines.filter((l) => l.event === 'account_banned');
       assert.equal(banned.length, 1, JSON.stringify(banned));
       assert.equal(banned[0]!.account, 'hammer');
-      assert.equal(banned[0]!.level, 40);
+      assert.equal(banned[0]!.level, 'warn');
       assert.equal(typeof banned[0]!.bannedUntil, 'string');
       // The 429 lines name the account too.
       assert.ok(
@@ -171,7 +201,7 @@ for (const backend of await backends()) {
       assert.equal(unbanned.length, 1, JSON.stringify(log.lines.slice(-5)));
       assert.equal(unbanned[0]!.account, 'hammer');
       text = await metrics(app);
-      assert.equal(metric(text, 'rate_limit_unbans_total'), 1);
+      assert.equal(metric(text, 'pet_adoption_rate_limit_unbans_total'), 1);
     });
 
     test('invalid keys beyond the lockout and unkeyed floods are counted by address', async () => {
@@ -180,26 +210,38 @@ for (const backend of await backends()) {
       for (let i = 0; i < 32; i++) await app.inject({ url: '/v1/pets', headers, remoteAddress: ip });
       const text = await metrics(app);
       assert.ok(
-        (metric(text, 'rate_limit_rejections_total{reason="too_many_invalid_keys",subject="address"}') ??
-          0) >= 1,
+        (metric(
+          text,
+          'pet_adoption_rate_limit_rejections_total{reason="too_many_invalid_keys",subject="address"}',
+        ) ?? 0) >= 1,
         text
           .split('\n')
-          .filter((l) => l.startsWith('rate_limit'))
+          .filter((l) => l.startsWith('pet_adoption_rate_limit'))
           .join('\n'),
       );
+    });
+
+    test('request latency buckets reach the request timeout (30 s)', async () => {
+      await app.inject({ url: '/v1/pets?limit=1' });
+      const text = await metrics(app);
+      assert.match(text, /^pet_adoption_http_request_duration_seconds_bucket\{le="30",.*route="\/v1\/pets"/m);
+      assert.match(text, /^pet_adoption_http_request_duration_seconds_bucket\{le="10",/m);
     });
 
     test('the counter store state and (PostgreSQL only) the pool are on /metrics', async () => {
       const text = await metrics(app);
       const state = counterStore.kind === 'memory' ? 'memory' : 'redis';
-      assert.equal(metric(text, `rate_limit_store_state{state="${state}"}`), 1);
-      assert.equal(metric(text, 'rate_limit_store_state{state="memory-fallback"}'), 0);
+      assert.equal(metric(text, `pet_adoption_rate_limit_store_state{state="${state}"}`), 1);
+      assert.equal(metric(text, 'pet_adoption_rate_limit_store_state{state="memory-fallback"}'), 0);
       if (database.kind === 'postgres') {
-        assert.ok(metric(text, 'db_pool_connections{state="total"}')! >= 1, text);
-        assert.ok(metric(text, 'db_pool_connections{state="idle"}')! >= 0);
-        assert.equal(metric(text, 'db_pool_connections{state="waiting"}'), 0);
+        // Connections by state (they add up to the open ones); waiting callers on a gauge of their own.
+        const idle = metric(text, 'pet_adoption_db_pool_connections{state="idle"}');
+        const used = metric(text, 'pet_adoption_db_pool_connections{state="used"}');
+        assert.ok(idle !== undefined && used !== undefined && idle + used >= 1, text);
+        assert.equal(metric(text, 'pet_adoption_db_pool_connections{state="total"}'), undefined);
+        assert.equal(metric(text, 'pet_adoption_db_pool_pending_requests'), 0);
       } else {
-        assert.equal(text.includes('db_pool_connections'), false, 'SQLite has no pool');
+        assert.equal(text.includes('db_pool'), false, 'SQLite has no pool');
       }
     });
   });
@@ -237,25 +279,25 @@ describe('operations: Redis outage events', { skip: !(await externalServicesAvai
       logger: log.logger,
     });
     t.after(() => app.close());
-    assert.equal(metric(await metrics(app), 'rate_limit_store_state{state="redis"}'), 1);
+    assert.equal(metric(await metrics(app), 'pet_adoption_rate_limit_store_state{state="redis"}'), 1);
 
     const down = once(store, 'down');
     proxy.refuse();
     proxy.dropAll();
     await down;
     let text = await metrics(app);
-    assert.equal(metric(text, 'rate_limit_store_state{state="memory-fallback"}'), 1);
-    assert.equal(metric(text, 'rate_limit_store_state{state="redis"}'), 0);
-    assert.equal(metric(text, 'rate_limit_store_fallbacks_total'), 1);
+    assert.equal(metric(text, 'pet_adoption_rate_limit_store_state{state="memory-fallback"}'), 1);
+    assert.equal(metric(text, 'pet_adoption_rate_limit_store_state{state="redis"}'), 0);
+    assert.equal(metric(text, 'pet_adoption_rate_limit_store_fallbacks_total'), 1);
     const fallback = log.lines.filter((l) => l.event === 'rate_limit_store_fallback');
     assert.equal(fallback.length, 1);
-    assert.equal(fallback[0]!.level, 40);
+    assert.equal(fallback[0]!.level, 'warn');
 
     const up = once(store, 'up');
     await proxy.restore();
     await up;
     text = await metrics(app);
-    assert.equal(metric(text, 'rate_limit_store_state{state="redis"}'), 1);
+    assert.equal(metric(text, 'pet_adoption_rate_limit_store_state{state="redis"}'), 1);
     assert.equal(log.lines.filter((l) => l.event === 'rate_limit_store_recovered').length, 1);
   });
 });

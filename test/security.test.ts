@@ -350,7 +350,11 @@ for (const backend of await backends()) {
         assert.match(String(res.headers['content-type']), /^text\/plain\b.*version=0\.0\.4/);
         assert.match(res.body, /^# HELP \w+ /m);
         assert.match(res.body, /^# TYPE \w+ (counter|gauge|histogram|summary)$/m);
-        assert.match(res.body, /^http_request_duration_seconds_bucket\{/m, 'request metrics are recorded');
+        assert.match(
+          res.body,
+          /^pet_adoption_http_request_duration_seconds_bucket\{/m,
+          'request metrics are recorded',
+        );
       });
 
       test('public routes ignore a bad key instead of rejecting it', async () => {

@@ -145,10 +145,10 @@ for (const backend of await backends()) {
         assert.match(res.headers.get('content-type')!, /^text\/plain/);
         const text = await res.text();
         const store = backend.name.includes('redis') ? 'redis' : 'memory';
-        assert.match(text, new RegExp(`^rate_limit_store_state\\{state="${store}"\\} 1$`, 'm'));
+        assert.match(text, new RegExp(`^pet_adoption_rate_limit_store_state\\{state="${store}"\\} 1$`, 'm'));
         assert.match(
           text,
-          /^http_request_duration_seconds_count\{method="GET",route="\/v1\/pets",status_code="401"\} 1$/m,
+          /^pet_adoption_http_request_duration_seconds_count\{method="GET",route="\/v1\/pets",status_code="401"\} 1$/m,
         );
         assert.equal((await fetch(`${metricsOrigin}/v1/pets`)).status, 404, 'only /metrics there');
       } finally {
@@ -162,7 +162,7 @@ for (const backend of await backends()) {
         assert.doesNotMatch(server.stderr(), /Metrics on/);
         const res = await fetch(`${server.origin}/metrics`);
         assert.equal(res.status, 200);
-        assert.match(await res.text(), /^rate_limit_store_state\{/m);
+        assert.match(await res.text(), /^pet_adoption_rate_limit_store_state\{/m);
       } finally {
         await terminate(server);
       }

@@ -453,9 +453,35 @@ for (const backend of await backends()) {
       const d = dispatcher({ registry });
       await d.runOnce();
       const text = await registry.metrics();
-      assert.match(text, /webhook_deliveries_total\{outcome="http_error"\} 1/);
-      assert.match(text, /webhook_queue_depth 1/);
-      assert.match(text, /webhook_oldest_pending_age_seconds \d/);
+      assert.match(text, /^pet_adoption_webhook_delivery_attempts_total\{outcome="http_error"\} 1$/m);
+      assert.match(text, /^pet_adoption_webhook_queue_depth 1$/m);
+      assert.match(text, /^pet_adoption_webhook_oldest_pending_age_seconds \d/m);
+    });
+
+    test('metrics: a scrape reads the queue figures from memory, not from the database', async () => {
+      await clearEndpoints();
+      const { Registry } = await import('prom-client');
+      const registry = new Registry();
+      await createEndpoint();
+      await insertEvent(ctx.database, { type: 'pet.created' });
+      receiver.answers.push({ status: 500 });
+      const repo = ctx.database.repository(webhookRepository);
+      const stats = repo.stats.bind(repo);
+      let queries = 0;
+      repo.stats = () => {
+        queries++;
+        return stats();
+      };
+      try {
+        const d = dispatcher({ registry });
+        await d.runOnce();
+        const refreshed = queries;
+        for (let i = 0; i < 3; i++) await registry.metrics();
+        assert.equal(queries, refreshed, 'no query per scrape');
+        assert.match(await registry.metrics(), /^pet_adoption_webhook_queue_depth 1$/m);
+      } finally {
+        Reflect.deleteProperty(repo, 'stats');
+      }
     });
   });
 }

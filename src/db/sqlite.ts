@@ -12,6 +12,7 @@ import {
 import { countSqliteStatements, type DbCosts } from './costs.js';
 import { pendingMigrations } from './migrations.js';
 import { settle, TurnBatch, type Settled } from './turn-batch.js';
+import { bindToCaller } from '../telemetry/context.js';
 
 /** The database cannot serve this right now (locked, I/O error, disk full): a 503, not a 500. */
 export function translateSqliteError(error: unknown): unknown {
@@ -295,7 +296,8 @@ export class SqliteDatabase implements Database {
    * server commits each write alone, one turn later.
    */
   writeInTurn<T>(write: () => T): Promise<T> {
-    return this.turnWrites.add(write) as Promise<T>;
+    // Run in the caller's trace context, not the batch's first caller's (an event stores it).
+    return this.turnWrites.add(bindToCaller(write)) as Promise<T>;
   }
 
   repository<R>(factory: RepositoryFactory<R>): R {

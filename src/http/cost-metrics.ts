@@ -1,7 +1,7 @@
 /**
  * The counters docs/capacity.md rests on: what the service has asked of its database and Redis. Divided by
- * the requests answered in the same interval (http_request_duration_seconds_count), they give the cost of a
- * request, which an operator compares with the capacity model. They are totals per instance, not per route:
+ * the requests answered in the same interval (pet_adoption_http_request_duration_seconds_count), they give
+ * the cost of a request, which an operator compares with the capacity model. They are totals per instance, not per route:
  * one statement answers the key lookups (or list pages) of every request of an event-loop turn, whatever
  * their routes, so a per-route split would be a guess.
  */

@@ -49,6 +49,8 @@ export function baseEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   ]) {
     if (!(name in extra)) delete env[name];
   }
+  // Nor may tracing: OTEL_* would turn it on.
+  for (const name of Object.keys(env)) if (name.startsWith('OTEL_') && !(name in extra)) delete env[name];
   return env;
 }
 

@@ -21,15 +21,15 @@ import {
 const UNWATCHED = '(NOT EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled = 1))::int';
 
 const APPEND = `WITH lock AS (SELECT pg_advisory_xact_lock(hashtextextended($6, 0)))
-  INSERT INTO events (id, type, account_id, payload, created_at, dispatched)
-  SELECT $1, $2, $3, $4, $5, ${UNWATCHED} FROM lock`;
+  INSERT INTO events (id, type, account_id, payload, created_at, traceparent, dispatched)
+  SELECT $1, $2, $3, $4, $5, $7, ${UNWATCHED} FROM lock`;
 
 /** APPEND for several events in one statement (one round trip), in the order given. */
 const APPEND_ALL = `WITH lock AS (SELECT pg_advisory_xact_lock(hashtextextended($6, 0)))
-  INSERT INTO events (id, type, account_id, payload, created_at, dispatched)
-  SELECT e.id, e.type, e.account_id, e.payload, e.created_at, ${UNWATCHED}
-  FROM lock, unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::bigint[]) WITH ORDINALITY
-    AS e(id, type, account_id, payload, created_at, n)
+  INSERT INTO events (id, type, account_id, payload, created_at, traceparent, dispatched)
+  SELECT e.id, e.type, e.account_id, e.payload, e.created_at, e.traceparent, ${UNWATCHED}
+  FROM lock, unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::bigint[], $7::text[]) WITH ORDINALITY
+    AS e(id, type, account_id, payload, created_at, traceparent, n)
   ORDER BY e.n`;
 
 export class PostgresEventRepository implements EventRepository {
@@ -44,7 +44,15 @@ export class PostgresEventRepository implements EventRepository {
     await client.query({
       name: 'events_append',
       text: APPEND,
-      values: [event.id, event.type, event.accountId, event.payload, event.createdAt, this.lockKey],
+      values: [
+        event.id,
+        event.type,
+        event.accountId,
+        event.payload,
+        event.createdAt,
+        this.lockKey,
+        event.traceparent ?? null,
+      ],
     });
   }
 
@@ -62,6 +70,7 @@ export class PostgresEventRepository implements EventRepository {
         events.map((e) => e.payload),
         events.map((e) => e.createdAt),
         this.lockKey,
+        events.map((e) => e.traceparent ?? null),
       ],
     });
   }

@@ -10,7 +10,9 @@ import {
 
 export class SqliteEventRepository implements EventRepository {
   private readonly db: BetterSqlite3.Database;
-  private readonly insert: BetterSqlite3.Statement<[string, string, number | null, string, number]>;
+  private readonly insert: BetterSqlite3.Statement<
+    [string, string, number | null, string, number, string | null]
+  >;
   /** appendAll's statement for two events (an order's change and its pet's), the one multi-row case. */
   private readonly insertTwo: BetterSqlite3.Statement<unknown[]>;
   private readonly purgeStatement: BetterSqlite3.Statement<[number]>;
@@ -21,8 +23,9 @@ export class SqliteEventRepository implements EventRepository {
     const db = (this.db = database.db);
     // With no enabled webhook endpoint, nobody is waiting to be sent the event: it is written as already
     // dispatched, so the dispatcher does not rewrite every event (and its partial index) after the fact.
-    const row = '(?, ?, ?, ?, ?, NOT EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled = 1))';
-    const insert = 'INSERT INTO events (id, type, account_id, payload, created_at, dispatched) VALUES ';
+    const row = '(?, ?, ?, ?, ?, ?, NOT EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled = 1))';
+    const insert =
+      'INSERT INTO events (id, type, account_id, payload, created_at, traceparent, dispatched) VALUES ';
     this.insert = db.prepare(insert + row);
     // Rows are inserted in the order written, so seq follows it.
     this.insertTwo = db.prepare(`${insert}${row}, ${row}`);
@@ -43,7 +46,14 @@ export class SqliteEventRepository implements EventRepository {
    * order is commit order.
    */
   append(event: NewEvent): void {
-    this.insert.run(event.id, event.type, event.accountId, event.payload, event.createdAt);
+    this.insert.run(
+      event.id,
+      event.type,
+      event.accountId,
+      event.payload,
+      event.createdAt,
+      event.traceparent ?? null,
+    );
   }
 
   /** Appends events in order, as append does; two in one statement (each statement costs its own call). */
@@ -56,11 +66,13 @@ export class SqliteEventRepository implements EventRepository {
         a.accountId,
         a.payload,
         a.createdAt,
+        a.traceparent ?? null,
         b.id,
         b.type,
         b.accountId,
         b.payload,
         b.createdAt,
+        b.traceparent ?? null,
       );
       return;
     }

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { RepositoryFactory } from '../../db/database.js';
+import { currentTraceparent } from '../../telemetry/context.js';
 import { PostgresEventRepository } from './repository.postgres.js';
 import { SqliteEventRepository } from './repository.sqlite.js';
 import type { EventType } from './schemas.js';
@@ -47,17 +48,20 @@ export interface NewEvent {
   accountId: number | null;
   payload: string;
   createdAt: number;
+  /** The W3C traceparent of the request that wrote it, while tracing is on (webhook attempts link to it). */
+  traceparent?: string | null;
 }
 
 /**
  * Builds an event (`{ id, type, timestamp, data: { object, previous, version } }`) at `now`, the writer's
- * injected clock. `object` must be the resource as the API returns it.
+ * injected clock, with the trace context of the request writing it (the active one unless given). `object` must be the resource as the API returns it.
  */
 export function buildEvent(
   type: EventType,
   change: { object: unknown; previous?: Record<string, unknown>; version: number },
   now: number,
   accountId: number | null = null,
+  traceparent = currentTraceparent(),
 ): NewEvent {
   const id = newEventId(now);
   const payload = JSON.stringify({
@@ -66,7 +70,7 @@ export function buildEvent(
     timestamp: new Date(now).toISOString(),
     data: { object: change.object, previous: change.previous ?? {}, version: change.version },
   });
-  return { id, type, accountId, payload, createdAt: now };
+  return { id, type, accountId, payload, createdAt: now, traceparent };
 }
 
 /** The old values of the fields whose value differs between `before` and `after`. */

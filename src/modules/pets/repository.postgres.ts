@@ -22,6 +22,7 @@ import {
   type VersionTest,
 } from './repository.js';
 import type { Pet } from './schemas.js';
+import { currentTraceparent } from '../../telemetry/context.js';
 
 // bigint columns arrive as strings unless a type parser says otherwise; versions are converted here.
 type VersionedRow = Pet & { version: number | string };
@@ -34,6 +35,8 @@ function versioned({ version, ...pet }: VersionedRow): VersionedPet {
 interface Creation {
   pet: NewPetRecord;
   now: number;
+  /** The creating request's trace context, for its event: the batch runs in its first caller's context. */
+  traceparent: string | null;
 }
 
 function isCategoryForeignKey(error: unknown): boolean {
@@ -284,7 +287,7 @@ export class PostgresPetRepository implements PetRepository {
     idem?: IdempotencyInput,
     now = idem?.now ?? Date.now(),
   ): Promise<CreatePetResult> {
-    if (idem === undefined) return this.creations.add({ pet, now });
+    if (idem === undefined) return this.creations.add({ pet, now, traceparent: currentTraceparent() });
     return this.createOne(pet, idem, now);
   }
 
@@ -321,7 +324,10 @@ export class PostgresPetRepository implements PetRepository {
         }
         const events = [];
         for (const [i, pet] of created.entries()) {
-          if (pet) events.push(buildEvent('pet.created', { object: pet, version: 1 }, inputs[i]!.now));
+          if (pet) {
+            const { now, traceparent } = inputs[i]!;
+            events.push(buildEvent('pet.created', { object: pet, version: 1 }, now, null, traceparent));
+          }
         }
         await this.events.appendAll(client, events);
         for (const [i, pet] of created.entries()) {

@@ -15,7 +15,7 @@
  * runs on the event loop, off the request path) nor another endpoint.
  */
 import { Webhook } from 'standardwebhooks';
-import { Counter, Gauge, Registry } from 'prom-client';
+import { Counter, Registry } from 'prom-client';
 import { systemClock, type Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import { sendOnce, type SendOptions } from './delivery.js';
@@ -26,7 +26,9 @@ import {
   type Completion,
   type WebhookRepository,
 } from './repository.js';
+import { QueueGauges } from './queue-gauges.js';
 import { DISABLE_AFTER_MS, nextAttemptAt } from './schedule.js';
+import { traceAttempt } from './attempt-span.js';
 
 export const LEASE_MS = 30_000;
 export const DELIVERY_TIMEOUT_MS = 15_000;
@@ -82,6 +84,7 @@ export class WebhookDispatcher {
   private readonly running = new Set<Promise<void>>();
   private readonly abort = new AbortController();
   private readonly outcomes: Counter<'outcome'>;
+  private readonly queueGauges: QueueGauges;
   private timer: NodeJS.Timeout | undefined;
   private passing: Promise<void> | undefined;
   private again = false;
@@ -112,36 +115,21 @@ export class WebhookDispatcher {
     this.leaseMs = options.leaseMs ?? LEASE_MS;
     const registers = [options.registry ?? new Registry()];
     this.outcomes = new Counter({
-      name: 'webhook_deliveries_total',
+      name: 'pet_adoption_webhook_delivery_attempts_total',
       help: 'Webhook delivery attempts by outcome (succeeded, http_error, network_error, refused).',
       labelNames: ['outcome'] as const,
       registers,
     });
-    const repo = this.repo;
-    const clock = this.clock;
-    new Gauge({
-      name: 'webhook_queue_depth',
-      help: 'Pending webhook deliveries of enabled endpoints.',
-      registers,
-      async collect() {
-        this.set((await repo.stats()).pending);
-      },
-    });
-    new Gauge({
-      name: 'webhook_oldest_pending_age_seconds',
-      help: 'Age of the oldest pending webhook delivery (0 when none).',
-      registers,
-      async collect() {
-        const { oldestCreatedAt } = await repo.stats();
-        this.set(oldestCreatedAt === null ? 0 : Math.max(0, (clock() - oldestCreatedAt) / 1000));
-      },
-    });
+    this.queueGauges = new QueueGauges(this.repo, this.clock, registers, (err) =>
+      this.options.logger?.warn({ err }, 'webhook queue figures could not be read'),
+    );
   }
 
   /** Starts polling; wake() makes it look at once. */
   start(): void {
     if (this.started || this.stopped) return;
     this.started = true;
+    this.queueGauges.start();
     this.wake();
   }
 
@@ -192,6 +180,7 @@ export class WebhookDispatcher {
     this.abort.abort();
     await this.passing;
     await Promise.allSettled([...this.running]);
+    await this.queueGauges.stop();
   }
 
   /** One pass and every delivery it starts, awaited: for tests and the CLI, without the polling loop. */
@@ -199,6 +188,7 @@ export class WebhookDispatcher {
     this.claimDue = true;
     await this.pass();
     await Promise.allSettled([...this.running]);
+    await this.queueGauges.refresh();
   }
 
   private async pass(): Promise<void> {
@@ -273,19 +263,23 @@ export class WebhookDispatcher {
     const signature = delivery.secrets
       .map((secret) => this.signer(secret).sign(delivery.eventId, timestamp, delivery.payload))
       .join(' ');
-    const result = await sendOnce({
-      url: delivery.url,
-      body: delivery.payload,
-      headers: {
-        'webhook-id': delivery.eventId,
-        'webhook-timestamp': String(Math.floor(sentAt / 1000)),
-        'webhook-signature': signature,
-      },
-      allowHosts: this.options.allowHosts,
-      timeoutMs: this.timeoutMs,
-      resolve: this.options.resolve,
-      signal: this.abort.signal,
-    });
+    const headers: Record<string, string> = {
+      'webhook-id': delivery.eventId,
+      'webhook-timestamp': String(Math.floor(sentAt / 1000)),
+      'webhook-signature': signature,
+    };
+    // A span per attempt (and its traceparent in the headers) while tracing is on.
+    const result = await traceAttempt(delivery, headers, () =>
+      sendOnce({
+        url: delivery.url,
+        body: delivery.payload,
+        headers,
+        allowHosts: this.options.allowHosts,
+        timeoutMs: this.timeoutMs,
+        resolve: this.options.resolve,
+        signal: this.abort.signal,
+      }),
+    );
     // Shut down mid-attempt: leave the lease to expire so the delivery is sent again (at least once).
     if (this.stopped) return;
     const now = this.clock();

@@ -194,7 +194,8 @@ export class PostgresWebhookRepository implements WebhookRepository {
                RETURNING w.id, w.endpoint_id, w.event_id, w.attempts
              )
              SELECT l.id, l.endpoint_id AS "endpointId", e.url, e.secret, e.previous_secret AS "previousSecret",
-               e.previous_expires_at AS "previousExpiresAt", l.event_id AS "eventId", ev.payload, l.attempts
+               e.previous_expires_at AS "previousExpiresAt", l.event_id AS "eventId", ev.payload, l.attempts,
+               ev.traceparent
              FROM leased l JOIN webhook_endpoints e ON e.id = l.endpoint_id JOIN events ev ON ev.id = l.event_id`,
       values: [
         q.now,

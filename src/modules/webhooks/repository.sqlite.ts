@@ -51,6 +51,7 @@ export interface ClaimRow {
   eventId: string;
   payload: string;
   attempts: number;
+  traceparent: string | null;
 }
 
 export function toClaimed(row: ClaimRow, leaseToken: string, now: number): ClaimedDelivery {
@@ -65,6 +66,7 @@ export function toClaimed(row: ClaimRow, leaseToken: string, now: number): Claim
     eventId: row.eventId,
     payload: row.payload,
     attempts: row.attempts,
+    traceparent: row.traceparent,
   };
 }
 
@@ -95,7 +97,8 @@ function prepareDispatch(db: BetterSqlite3.Database) {
       .pluck(true),
     due: db.prepare<unknown[], ClaimRow>(
       `SELECT d.id, d.endpoint_id AS endpointId, e.url, e.secret, e.previous_secret AS previousSecret,
-         e.previous_expires_at AS previousExpiresAt, d.event_id AS eventId, ev.payload, d.attempts
+         e.previous_expires_at AS previousExpiresAt, d.event_id AS eventId, ev.payload, d.attempts,
+         ev.traceparent
        FROM webhook_deliveries d
        JOIN webhook_endpoints e ON e.id = d.endpoint_id
        JOIN events ev ON ev.id = d.event_id

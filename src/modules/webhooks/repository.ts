@@ -58,6 +58,8 @@ export interface ClaimedDelivery {
   eventId: string;
   payload: string;
   attempts: number;
+  /** The W3C traceparent of the request that wrote the event, when it was traced (the attempt links to it). */
+  traceparent: string | null;
 }
 
 export type AttemptOutcome =
