@@ -130,8 +130,8 @@ for (const backend of await backends()) {
       assert.equal(ready.statusCode, 503, ready.body);
       assert.equal(ready.json().status, 'overloaded');
       const metrics = await faulty.app.inject({ url: '/metrics' });
-      assert.match(metrics.body, new RegExp(`^http_requests_shed_total ${FLOOD}$`, 'm'));
-      assert.match(metrics.body, new RegExp(`^http_requests_in_flight ${LIMIT}$`, 'm'));
+      assert.match(metrics.body, new RegExp(`^pet_adoption_http_requests_shed_total ${FLOOD}$`, 'm'));
+      assert.match(metrics.body, new RegExp(`^pet_adoption_http_requests_in_flight ${LIMIT}$`, 'm'));
 
       // The load ends: every admitted creation is acknowledged, and every acknowledged pet is there.
       held.release();
@@ -167,7 +167,7 @@ for (const backend of await backends()) {
       assert.equal(ready.statusCode, 200, ready.body);
       assert.equal(ready.json().status, 'ready');
       const metrics = await faulty.app.inject({ url: '/metrics' });
-      assert.match(metrics.body, /^http_requests_in_flight 0$/m);
+      assert.match(metrics.body, /^pet_adoption_http_requests_in_flight 0$/m);
     });
 
     test('over real sockets: a refusal in the Error shape on a kept connection, which is not read for a while; /healthz answers 200', async () => {
@@ -213,7 +213,7 @@ for (const backend of await backends()) {
       try {
         const budget = async (): Promise<number> => {
           const metrics = await adaptive.app.inject({ url: '/metrics' });
-          return Number(/^http_requests_in_flight_budget (\d+)$/m.exec(metrics.body)?.[1]);
+          return Number(/^pet_adoption_http_requests_in_flight_budget (\d+)$/m.exec(metrics.body)?.[1]);
         };
         const createOn = (name: string): Promise<LightMyRequestResponse> => createPetOn(adaptive, name);
         /** `count` creations admitted, held while the clock moves `waitMs`, then answered. */
@@ -260,7 +260,10 @@ for (const backend of await backends()) {
       try {
         const pause = async (): Promise<number> => {
           const metrics = await shedding.app.inject({ url: '/metrics' });
-          return Number(/^http_refused_connection_pause_seconds ([\d.]+)$/m.exec(metrics.body)?.[1]) * 1000;
+          return (
+            Number(/^pet_adoption_http_refused_connection_pause_seconds ([\d.]+)$/m.exec(metrics.body)?.[1]) *
+            1000
+          );
         };
         const createOn = (name: string): Promise<LightMyRequestResponse> => createPetOn(shedding, name);
         /** Three requests refused beyond the one in flight; their Retry-After. */

@@ -108,12 +108,12 @@ export function registerOverload(app: FastifyInstance, options: OverloadOptions)
   let windowRefused = 0;
   let pauseMs = REFUSED_CONNECTION_PAUSE_MS;
   const refused = new Counter({
-    name: 'http_requests_shed_total',
+    name: 'pet_adoption_http_requests_shed_total',
     help: 'Requests refused with 503 overloaded because too many were in flight.',
     registers: [options.registry],
   });
   new Gauge({
-    name: 'http_requests_in_flight',
+    name: 'pet_adoption_http_requests_in_flight',
     help: 'Requests admitted and not yet answered (operational routes not counted).',
     registers: [options.registry],
     collect() {
@@ -121,7 +121,7 @@ export function registerOverload(app: FastifyInstance, options: OverloadOptions)
     },
   });
   new Gauge({
-    name: 'http_refused_connection_pause_seconds',
+    name: 'pet_adoption_http_refused_connection_pause_seconds',
     help: 'How long a refused keep-alive connection is not read (its Retry-After, rounded up).',
     registers: [options.registry],
     collect() {
@@ -129,7 +129,7 @@ export function registerOverload(app: FastifyInstance, options: OverloadOptions)
     },
   });
   new Gauge({
-    name: 'http_requests_in_flight_budget',
+    name: 'pet_adoption_http_requests_in_flight_budget',
     help: 'Requests in flight beyond which new ones are refused (adjusted to keep their wait near OVERLOAD_QUEUE_MS).',
     registers: [options.registry],
     collect() {
