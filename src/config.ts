@@ -100,6 +100,149 @@ export const DEFAULT_OVERLOAD_MAX_IN_FLIGHT = 8192;
 export const DEFAULT_OVERLOAD_QUEUE_MS = 400;
 export const DEFAULT_MAX_CONNECTIONS = 10_000;
 
+/**
+ * Every variable the service reads, in one table: its default as an env file would write it (undefined:
+ * unset) and one line of meaning. `.env.example` is generated from it (`npm run generate:env`), and
+ * test/deploy.test.ts holds it to `loadConfig`: the same names, and each default, given explicitly, loads
+ * the same configuration as leaving the variable unset. The README's configuration table says more.
+ */
+export const VARIABLES: readonly { name: string; default: string | undefined; description: string }[] = [
+  { name: 'PORT', default: '3000', description: 'Port to listen on.' },
+  {
+    name: 'HOST',
+    default: '127.0.0.1',
+    description: 'Address to listen on (0.0.0.0 to accept remote clients).',
+  },
+  {
+    name: 'METRICS_PORT',
+    default: undefined,
+    description: 'Serve /metrics on a listener of its own on this port instead of PORT; unset: on PORT.',
+  },
+  {
+    name: 'DATABASE_URL',
+    default: 'sqlite:./data/pet-adoption.db',
+    description: 'sqlite:<path> or postgres://… (?schema=NAME selects a PostgreSQL schema).',
+  },
+  {
+    name: 'REDIS_URL',
+    default: undefined,
+    description: 'redis://…: rate-limit counters shared by every instance; unset: in-process counters.',
+  },
+  { name: 'REDIS_PREFIX', default: 'pet-adoption:', description: 'Prefix of every Redis key.' },
+  {
+    name: 'LOG_LEVEL',
+    default: 'info',
+    description: 'fatal, error, warn, info, debug, trace or silent; JSON lines on stdout.',
+  },
+  {
+    name: 'UNAUTHENTICATED_PER_MINUTE',
+    default: '60',
+    description: 'Quota per client address for requests without a valid key.',
+  },
+  {
+    name: 'BAN_THRESHOLD_FACTOR',
+    default: '1',
+    description: 'Ban an account whose rejected requests in a minute exceed this many times its quota.',
+  },
+  { name: 'BAN_SECONDS', default: '900', description: 'Length of a temporary ban.' },
+  {
+    name: 'AUTH_FAILURES_PER_MINUTE',
+    default: '30',
+    description: 'Invalid keys an address may send in a minute before its keyed requests are refused.',
+  },
+  {
+    name: 'TRUST_PROXY',
+    default: 'false',
+    description: 'true, or comma-separated proxy addresses/CIDRs whose X-Forwarded-For is believed.',
+  },
+  {
+    name: 'SQLITE_SYNCHRONOUS',
+    default: 'normal',
+    description: 'normal: writes survive a process crash; full: also power loss (fsync per commit).',
+  },
+  { name: 'PG_POOL_SIZE', default: '10', description: 'Upper bound of the PostgreSQL connection pool.' },
+  {
+    name: 'DB_TIMEOUT_MS',
+    default: '2000',
+    description: "One database call's whole budget, then 503 service_unavailable.",
+  },
+  {
+    name: 'REDIS_TIMEOUT_MS',
+    default: '50',
+    description: 'How long a request waits for Redis before counting in-process instead.',
+  },
+  {
+    name: 'CORS_ORIGINS',
+    default: undefined,
+    description: 'Comma-separated exact browser origins that may call the API; unset: none.',
+  },
+  {
+    name: 'DRAIN_SECONDS',
+    default: '5',
+    description: 'After SIGTERM, how long /readyz answers 503 before the listener closes.',
+  },
+  {
+    name: 'MAX_OPEN_ORDERS',
+    default: String(DEFAULT_MAX_OPEN_ORDERS),
+    description: 'Open (placed or approved) store orders one account may hold at once.',
+  },
+  {
+    name: 'HEADERS_TIMEOUT_MS',
+    default: String(DEFAULT_HEADERS_TIMEOUT_MS),
+    description: "How long a client may take to send a request's headers; then 408.",
+  },
+  {
+    name: 'REQUEST_TIMEOUT_MS',
+    default: String(DEFAULT_REQUEST_TIMEOUT_MS),
+    description: 'How long a client may take to send a whole request; then 408.',
+  },
+  {
+    name: 'WEBHOOK_ALLOW_HOSTS',
+    default: undefined,
+    description: 'Comma-separated hosts webhook URLs may name over http and at private addresses.',
+  },
+  {
+    name: 'WEBHOOK_POLL_MS',
+    default: '1000',
+    description: 'How often the webhook dispatcher looks for due deliveries when nothing wakes it.',
+  },
+  {
+    name: 'WEBHOOK_LEASE_MS',
+    default: '30000',
+    description: 'How long a claimed delivery is leased to one dispatcher (keep above 15 s).',
+  },
+  {
+    name: 'PUBLIC_URL',
+    default: undefined,
+    description: 'Where clients reach this deployment; set: Location and Link headers are absolute.',
+  },
+  {
+    name: 'OVERLOAD_MAX_IN_FLIGHT',
+    default: String(DEFAULT_OVERLOAD_MAX_IN_FLIGHT),
+    description: 'The most requests in flight; beyond the in-flight budget, 503 overloaded.',
+  },
+  {
+    name: 'OVERLOAD_QUEUE_MS',
+    default: String(DEFAULT_OVERLOAD_QUEUE_MS),
+    description: 'The mean wait of admitted requests the in-flight budget is adjusted to.',
+  },
+  {
+    name: 'ACCEPT_HANDLES',
+    default: '256',
+    description: "Extra accept handles on the API port's socket; 0: none.",
+  },
+  {
+    name: 'MAX_CONNECTIONS',
+    default: String(DEFAULT_MAX_CONNECTIONS),
+    description: 'Open connections beyond which new ones are closed at once.',
+  },
+  {
+    name: 'HEALTH_PORT',
+    default: undefined,
+    description: 'A port of its own answering only GET /healthz; unset: none.',
+  },
+];
+
 type Env = Record<string, string | undefined>;
 
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {

@@ -46,7 +46,8 @@ describe('npm start', () => {
     assert.equal(pkg.scripts.prestart, 'node scripts/build-if-stale.mjs');
     // The heap cap: docs/operations.md, "Overload" (without it V8 let a flood's garbage grow RSS to ~410 MB).
     assert.equal(pkg.scripts.start, 'node --max-old-space-size=1024 dist/cli.js serve');
-    assert.equal(pkg.scripts.prepare, 'npm run build', 'npm ci builds a fresh clone');
+    // npm ci builds a fresh clone, and builds nothing in a production install (no sources, no TypeScript).
+    assert.equal(pkg.scripts.prepare, 'node scripts/build-if-stale.mjs');
   });
 
   test('this checkout, just built: starting compiles nothing', () => {
@@ -90,6 +91,26 @@ describe('npm start', () => {
     result = runScript(script);
     assert.match(result.stderr, /src\/ changed since the last build: building/);
     assert.equal(builds(), 2);
+  });
+
+  test('a production install (built output, no sources): nothing is built, whatever the times', (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'pet-adoption-prestart-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    mkdirSync(join(dir, 'scripts'));
+    copyFileSync(SCRIPT, join(dir, 'scripts', 'build-if-stale.mjs'));
+    // A build here would fail the test: `npm run build` has no script to run.
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'fixture', private: true }));
+    const script = join(dir, 'scripts', 'build-if-stale.mjs');
+    let result = runScript(script);
+    assert.equal(result.status, 0, result.stderr);
+    assert.equal(result.stderr, '', 'nothing to build from (the dependency stage of a container build)');
+    mkdirSync(join(dir, 'dist'));
+    writeFileSync(join(dir, 'dist', 'cli.js'), '');
+    const past = new Date(Date.now() - 3600_000);
+    utimesSync(join(dir, 'dist', 'cli.js'), past, past);
+    result = runScript(script);
+    assert.equal(result.status, 0, result.stderr);
+    assert.equal(result.stderr, '');
   });
 
   test('METRICS_PORT equal to PORT is refused before anything listens', async () => {

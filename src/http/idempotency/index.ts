@@ -9,6 +9,15 @@
  * anything; the same key with another body is `422 idempotency_key_reused`; while the first request is
  * still running, `409 idempotency_in_progress`. Refused writes (a client error) record nothing, so a
  * corrected retry with the same key succeeds.
+ *
+ * A record belongs to the account, not to the API key that wrote it, so a retry survives a key rotation.
+ * Two keys of one account may therefore see different things; a replay is answered only when the live
+ * request could see the stored answer. The route's scopes are checked before any handler runs (access.ts),
+ * so a key without them is refused before the record is read. What a key of the account may see beyond its
+ * scopes is the route's `mayReplay`, asked of the stored answer inside the transaction: when it says no,
+ * the request runs as if it carried no key (nothing replayed, nothing recorded). Pets are shared by every
+ * account, so their routes need no `mayReplay`; an order is visible to its own account or to
+ * `orders:manage`, and the stored order carries its account.
  */
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -29,6 +38,11 @@ export interface IdempotencyInput {
   /** Records older than this (epoch ms) are treated as absent. */
   notBefore: number;
   now: number;
+  /**
+   * Whether this request may be answered with the stored response; when false the request runs as if it
+   * carried no key. Absent: any request that passed the route's scope check may.
+   */
+  mayReplay?: (recorded: Recorded) => boolean;
 }
 
 /** What a write under an idempotency key came to. */
@@ -81,6 +95,11 @@ export const IdempotencyHeaders = Type.Object({
   ),
 });
 
+/** Whether a stored answer may be replayed to `input`'s request (see `IdempotencyInput.mayReplay`). */
+export function replayAllowed(input: IdempotencyInput, recorded: Recorded): boolean {
+  return input.mayReplay === undefined || input.mayReplay(recorded);
+}
+
 /** A stable hash of what identifies the request (usually its body, normalised by the route). */
 export function fingerprint(value: unknown): string {
   return createHash('sha256').update(JSON.stringify(value)).digest('base64url');
@@ -95,6 +114,7 @@ export function idempotencyInput(
   operation: string,
   identity: unknown,
   clock: Clock,
+  mayReplay?: (recorded: Recorded) => boolean,
 ): IdempotencyInput | undefined {
   const key = request.headers['idempotency-key'];
   if (typeof key !== 'string') return undefined;
@@ -106,6 +126,7 @@ export function idempotencyInput(
     fingerprint: fingerprint(identity),
     notBefore: now - IDEMPOTENCY_RETENTION_MS,
     now,
+    mayReplay,
   };
 }
 

@@ -1,6 +1,6 @@
 import type { PoolClient } from 'pg';
 import type { PostgresDatabase } from '../../db/postgres.js';
-import type { Idempotent, IdempotencyInput, Recorded } from './index.js';
+import { replayAllowed, type Idempotent, type IdempotencyInput, type Recorded } from './index.js';
 import type { IdempotencyRepository } from './repository.js';
 
 const SQL = {
@@ -46,7 +46,10 @@ export class PostgresIdempotency implements IdempotencyRepository {
     const row = previous.rows[0];
     if (row && row.createdAt >= input.notBefore) {
       if (row.fingerprint !== input.fingerprint) return { kind: 'mismatch' };
-      return { kind: 'replayed', status: row.status, body: JSON.parse(row.body) as unknown };
+      const recorded = { status: row.status, body: JSON.parse(row.body) as unknown };
+      if (replayAllowed(input, recorded)) return { kind: 'replayed', ...recorded };
+      // This key may not see the stored answer: the request runs as if it carried no key.
+      return { kind: 'done', value: await work() };
     }
 
     const value = await work();

@@ -1,6 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { SqliteDatabase } from '../../db/sqlite.js';
-import type { Idempotent, IdempotencyInput, Recorded } from './index.js';
+import { replayAllowed, type Idempotent, type IdempotencyInput, type Recorded } from './index.js';
 import type { IdempotencyRepository } from './repository.js';
 
 interface Row {
@@ -37,15 +37,19 @@ export class SqliteIdempotency implements IdempotencyRepository {
    * Writes are serialised, so the in-progress case never arises on SQLite.
    */
   run<T>(
-    input: IdempotencyInput | undefined,
+    given: IdempotencyInput | undefined,
     work: () => T,
     record: (value: T) => Recorded | undefined,
   ): Idempotent<T> {
+    let input = given;
     if (input) {
       const previous = this.find.get(input.accountId, input.operation, input.key);
       if (previous && previous.createdAt >= input.notBefore) {
         if (previous.fingerprint !== input.fingerprint) return { kind: 'mismatch' };
-        return { kind: 'replayed', status: previous.status, body: JSON.parse(previous.body) as unknown };
+        const recorded = { status: previous.status, body: JSON.parse(previous.body) as unknown };
+        if (replayAllowed(input, recorded)) return { kind: 'replayed', ...recorded };
+        // This key may not see the stored answer: the request runs as if it carried no key.
+        input = undefined;
       }
     }
     const value = work();

@@ -4,7 +4,13 @@ import { DEFAULT_MAX_OPEN_ORDERS } from '../../config.js';
 import { hasScope } from '../../http/access.js';
 import { ifMatch as ifMatchOf, notModified, preconditionFailed, strongEtag } from '../../http/conditional.js';
 import { ApiError } from '../../http/errors.js';
-import { IdempotencyHeaders, idempotencyInput, refusal, replay } from '../../http/idempotency/index.js';
+import {
+  IdempotencyHeaders,
+  idempotencyInput,
+  refusal,
+  replay,
+  type Recorded,
+} from '../../http/idempotency/index.js';
 import { PageCache, sendSerializedPage, serializePage } from '../../http/page-cache.js';
 import { decodeCursor, sendPage } from '../../http/paging.js';
 import {
@@ -69,6 +75,16 @@ const ACTIONS: Record<
       '`placed` or `approved` → `cancelled`; the pet becomes `available` again. Your own orders, or any with `orders:manage`.',
   },
 };
+
+/**
+ * Whether a stored order may be replayed to this request: the caller's own order, or any with
+ * `orders:manage`, the same rule as getOrder and the write itself.
+ */
+function orderVisible(request: FastifyRequest): (recorded: Recorded) => boolean {
+  const accountId = request.principal!.account.id;
+  const manager = hasScope(request, 'orders:manage');
+  return ({ body }) => manager || (body as OrderRecord).accountId === accountId;
+}
 
 /** The refusals every idempotent write shares; returns the reply for a replay, throws for the others. */
 function settleReplayable<T extends { kind: string }>(
@@ -135,7 +151,7 @@ export const orderRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
     async (request, reply) => {
       const { petId } = request.body;
       const accountId = request.principal!.account.id;
-      const idempotency = idempotencyInput(request, 'placeOrder', [petId], clock);
+      const idempotency = idempotencyInput(request, 'placeOrder', [petId], clock, orderVisible(request));
       const result = settleReplayable(
         request,
         reply,
@@ -291,7 +307,7 @@ export const orderRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
         const id = request.params.orderId;
         const manager = hasScope(request, 'orders:manage');
         const matches = ifMatchOf(request);
-        const idempotency = idempotencyInput(request, doc.operationId, [id], clock);
+        const idempotency = idempotencyInput(request, doc.operationId, [id], clock, orderVisible(request));
         const result =
           id > MAX_ID
             ? ({ kind: 'not_found' } as const)
