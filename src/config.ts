@@ -227,11 +227,6 @@ export const VARIABLES: readonly { name: string; default: string | undefined; de
     description: 'The mean wait of admitted requests the in-flight budget is adjusted to.',
   },
   {
-    name: 'ACCEPT_HANDLES',
-    default: '256',
-    description: "Extra accept handles on the API port's socket; 0: none.",
-  },
-  {
     name: 'MAX_CONNECTIONS',
     default: String(DEFAULT_MAX_CONNECTIONS),
     description: 'Open connections beyond which new ones are closed at once.',
