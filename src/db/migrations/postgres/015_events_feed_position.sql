@@ -28,8 +28,10 @@ INSERT INTO events_feed (id, last_position) SELECT 1, coalesce(max(seq), 0) FROM
 -- no event can commit under a position a reader has already seen. Events of one pass are numbered in insert
 -- order (seq): two writes of one pet hold its row lock in turn, so the later one's event has the larger seq
 -- and is numbered in the same pass after the earlier one, or in a later pass.
+-- SET search_path FROM CURRENT, as for bump_read_version (010): a pass run from a session with another
+-- search_path still numbers this schema's events.
 CREATE FUNCTION publish_events(max_rows integer) RETURNS integer
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 DECLARE
   last bigint;
   numbered integer;
