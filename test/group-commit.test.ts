@@ -217,6 +217,33 @@ for (const backend of await backends()) {
       );
     });
 
+    test('DELETEs of one turn without keys: each gets its own answer', async () => {
+      const [a, b, c] = [
+        await availablePet(ctx.app, key),
+        await availablePet(ctx.app, key),
+        await availablePet(ctx.app, key),
+      ];
+      assert.equal((await placeOrder(ctx.app, key, c!)).statusCode, 201);
+      await poller.poll();
+      const remove = (id: number, headers: Record<string, string> = {}) =>
+        request({ method: 'DELETE', url: `/v1/pets/${id}`, headers });
+      const answers = await Promise.all([
+        remove(a!),
+        remove(b!, { 'if-match': '"7"' }),
+        remove(c!),
+        remove(a!),
+      ]);
+      assert.deepEqual(
+        answers.map((r) => r.statusCode),
+        [204, 412, 409, 404],
+        answers.map((r) => r.body).join('\n'),
+      );
+      assert.deepEqual(
+        (await poller.poll()).map((e) => [e.type, e.data.object.id]),
+        [['pet.deleted', a]],
+      );
+    });
+
     test('a DELETE failing after its real delete keeps the pet; the turn’s other removal commits', async () => {
       const ids = [await availablePet(ctx.app, key), await availablePet(ctx.app, key)];
       await poller.poll();
