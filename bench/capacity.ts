@@ -9,12 +9,16 @@
  *   over 10,000 subjects, one command per round trip and auto-pipelined (16 per write), under a key prefix
  *   of its own, deleted afterwards.
  *
- *   npm run build && node --import tsx bench/capacity.ts [seconds per figure, default 10]
+ * - Scripts that write events run with the feed's publisher beside them (one more connection numbering the
+ *   committed events in passes back to back, as busy instances would), its passes counted.
+ *
+ *   npm run build && node --import tsx bench/capacity.ts [seconds per figure, default 10] [pgbench clients, default 10]
  */
-import { execFileSync, spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { execFile, spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { CONSUME_LUA } from '../src/ratelimit/redis.js';
 import { PG_URL, REDIS_URL, uniqueName } from '../test/helpers.js';
@@ -24,7 +28,7 @@ import { deleteKeys } from '../test/support/redis.js';
 
 const DIR = join(dirname(fileURLToPath(import.meta.url)), 'capacity');
 const SECONDS = Number(process.argv[2] ?? 10);
-const PG_CLIENTS = 10; // the service's PG_POOL_SIZE default
+const PG_CLIENTS = Number(process.argv[3] ?? 10); // default: the service's PG_POOL_SIZE default
 const REDIS_CLIENTS = 50;
 
 async function postgres(): Promise<Record<string, number>> {
@@ -51,7 +55,10 @@ async function postgres(): Promise<Record<string, number>> {
     for (const file of readdirSync(DIR)
       .filter((f) => f.endsWith('.sql'))
       .sort()) {
-      const out = execFileSync(
+      const publisher = readFileSync(join(DIR, file), 'utf8').includes('INSERT INTO events')
+        ? publishWhile(schema)
+        : undefined;
+      const { stdout: out } = await promisify(execFile)(
         'pgbench',
         [
           '-n',
@@ -78,16 +85,43 @@ async function postgres(): Promise<Record<string, number>> {
           },
         },
       );
+      const passes = await publisher?.stop();
       const match = /tps = ([\d.]+) \(without initial connection time\)/.exec(out);
       tps[file.replace('.sql', '')] = match ? Number(match[1]) : NaN;
       console.log(
-        `pgbench ${file}: ${tps[file.replace('.sql', '')]!.toFixed(0)} transactions/s (${PG_CLIENTS} clients, ${SECONDS} s)`,
+        `pgbench ${file}: ${tps[file.replace('.sql', '')]!.toFixed(0)} transactions/s (${PG_CLIENTS} clients, ${SECONDS} s)` +
+          (passes === undefined
+            ? ''
+            : `; publisher: ${passes.passes} passes, ${passes.events} events numbered`),
       );
     }
   } finally {
     await dropSchema(schema);
   }
   return tps;
+}
+
+/** The feed's publisher, passes back to back on a connection of its own, until stopped. */
+function publishWhile(schema: string): { stop(): Promise<{ passes: number; events: number }> } {
+  let running = true;
+  const counts = { passes: 0, events: 0 };
+  const done = withPostgresClient(async (client) => {
+    await client.query(`SET search_path = ${schema}`);
+    while (running) {
+      const { rows } = await client.query<{ n: number }>('SELECT publish_events(5000) AS n');
+      counts.passes++;
+      counts.events += rows[0]!.n;
+      // Nothing was waiting: a service would not ask again before its next write either.
+      if (rows[0]!.n === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+  });
+  return {
+    async stop() {
+      running = false;
+      await done;
+      return counts;
+    },
+  };
 }
 
 async function redis(): Promise<Record<string, number>> {

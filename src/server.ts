@@ -83,6 +83,8 @@ export function loggerOptions(config: Pick<Config, 'logLevel'>): pino.LoggerOpti
  * Requests that arrive are answered with `Connection: close`; what is still idle at the deadline closes.
  */
 export const CLOSE_GRACE_MS = 3_000;
+/** How often every instance numbers committed events for the feed when nothing else asked (PostgreSQL). */
+const FEED_PUBLISH_MS = 500;
 /** Beyond drain and grace, how long requests still in flight may take before the process gives up. */
 const IN_FLIGHT_MS = 10_000;
 /**
@@ -127,12 +129,24 @@ export async function serve(config: Config, options: ServeOptions = {}): Promise
     registry,
     logger,
   });
-  const wakeDispatcher = () => dispatcher.wake();
+  // PostgreSQL numbers committed events for the feed after the fact (events/repository.postgres.ts): a
+  // write's events are numbered right after it, and a timer numbers what other instances committed and
+  // left (a process that died between its commit and its kick). Readers and the dispatcher's fan-out
+  // number what they need themselves, so neither timer nor kick is needed for correctness, only to keep
+  // the feed's readers from doing it.
+  const events = database.repository(eventRepository);
+  const publishFailed = (err: unknown): void => logger.warn({ err }, 'events feed publish failed');
+  const publisher = setInterval(() => events.kick(publishFailed), FEED_PUBLISH_MS);
+  publisher.unref();
+  const afterWrite = (): void => {
+    events.kick(publishFailed);
+    dispatcher.wake();
+  };
   // A write may have committed events: look at once rather than at the next poll. Callback style, no
-  // promise per response; wake() is a no-op while a pass runs (it just asks for another).
+  // promise per response; wake() and kick() are no-ops while a pass runs (they just ask for another).
   app.addHook('onResponse', (request, _reply, done) => {
-    // The dispatcher's pass is not part of the request's trace (its deliveries link to it instead).
-    if (request.method !== 'GET' && request.method !== 'HEAD') outsideRequest(wakeDispatcher);
+    // The publisher's and the dispatcher's passes are not part of the request's trace (deliveries link to it).
+    if (request.method !== 'GET' && request.method !== 'HEAD') outsideRequest(afterWrite);
     done();
   });
 
@@ -166,6 +180,7 @@ export async function serve(config: Config, options: ServeOptions = {}): Promise
     else logger.info({ signal, drainSeconds: config.drainSeconds }, 'shutting down: draining');
     draining = true;
     clearInterval(purge);
+    clearInterval(publisher);
     if (!err && drainMs > 0) await delay(drainMs);
     stopping = true;
     // net.Server's close stops listening only; http.Server's would also close the idle keep-alive

@@ -148,6 +148,102 @@ for (const backend of await backends()) {
       await poller.poll();
     });
 
+    test('PATCHes of one turn without keys: each gets its own answer, and a failing one fails alone', async () => {
+      const [a, b, c, d] = [
+        await availablePet(ctx.app, key),
+        await availablePet(ctx.app, key),
+        await availablePet(ctx.app, key),
+        await availablePet(ctx.app, key),
+      ];
+      assert.equal((await placeOrder(ctx.app, key, c!)).statusCode, 201);
+      await poller.poll();
+      const answers = await Promise.all([
+        patch(a!, 'A1'),
+        patch(b!, 'B1', { 'if-match': '"7"' }),
+        patch(2 ** 40, 'Nobody'),
+        request({
+          method: 'PATCH',
+          url: `/v1/pets/${c}`,
+          headers: MERGE_PATCH,
+          payload: JSON.stringify({ status: 'sold' }),
+        }),
+        request({
+          method: 'PATCH',
+          url: `/v1/pets/${d}`,
+          headers: MERGE_PATCH,
+          payload: JSON.stringify({ categoryId: 99_999 }),
+        }),
+        patch(a!, 'A2'),
+        patch(d!, 'D1'),
+      ]);
+      assert.deepEqual(
+        answers.map((r) => r.statusCode),
+        [200, 412, 404, 409, 400, 200, 200],
+        answers.map((r) => r.body).join('\n'),
+      );
+      assert.deepEqual(
+        [answers[0]!.headers.etag, answers[5]!.headers.etag, answers[6]!.headers.etag],
+        ['"2"', '"3"', '"2"'],
+      );
+      assert.equal(answers[5]!.json().name, 'A2');
+      const events = await poller.poll();
+      assert.deepEqual(
+        events.filter((e) => e.data.object.id === a).map((e) => [e.data.object.name, e.data.version]),
+        [
+          ['A1', 2],
+          ['A2', 3],
+        ],
+        'one event per change of a, in version order',
+      );
+      assert.deepEqual(
+        events.filter((e) => e.data.object.id !== a).map((e) => [e.data.object.id, e.data.object.name]),
+        [[d, 'D1']],
+        'no event for a refused change',
+      );
+
+      const { result, attempts } = await withFailure('pets', 2, () =>
+        Promise.all([a!, b!, d!].map((id, i) => patch(id, `Again ${i}`))),
+      );
+      assert.ok(attempts >= 3, 'the hook ran after each real update');
+      const { failed, succeeded } = oneFailed(result, 200);
+      for (const i of succeeded) assert.equal(result[i]!.json().name, `Again ${i}`);
+      const kept = await request({ url: `/v1/pets/${[a, b, d][failed]}` });
+      assert.notEqual(kept.json().name, `Again ${failed}`, 'the failed change was rolled back');
+      const after = await poller.poll();
+      assert.deepEqual(
+        after.map((e) => e.data.object.id).sort(),
+        succeeded.map((i) => [a, b, d][i]).sort(),
+        'one event per committed change, none for the failed one',
+      );
+    });
+
+    test('DELETEs of one turn without keys: each gets its own answer', async () => {
+      const [a, b, c] = [
+        await availablePet(ctx.app, key),
+        await availablePet(ctx.app, key),
+        await availablePet(ctx.app, key),
+      ];
+      assert.equal((await placeOrder(ctx.app, key, c!)).statusCode, 201);
+      await poller.poll();
+      const remove = (id: number, headers: Record<string, string> = {}) =>
+        request({ method: 'DELETE', url: `/v1/pets/${id}`, headers });
+      const answers = await Promise.all([
+        remove(a!),
+        remove(b!, { 'if-match': '"7"' }),
+        remove(c!),
+        remove(a!),
+      ]);
+      assert.deepEqual(
+        answers.map((r) => r.statusCode),
+        [204, 412, 409, 404],
+        answers.map((r) => r.body).join('\n'),
+      );
+      assert.deepEqual(
+        (await poller.poll()).map((e) => [e.type, e.data.object.id]),
+        [['pet.deleted', a]],
+      );
+    });
+
     test('a DELETE failing after its real delete keeps the pet; the turn’s other removal commits', async () => {
       const ids = [await availablePet(ctx.app, key), await availablePet(ctx.app, key)];
       await poller.poll();

@@ -13,7 +13,6 @@ INSERT INTO orders (account_id, pet_id, status, created_at, updated_at) VALUES (
   RETURNING id \gset order_
 SELECT o.id, o.account_id, a.name, o.pet_id, o.status, o.version, o.created_at, o.updated_at
   FROM orders o JOIN accounts a ON a.id = o.account_id WHERE o.id = :order_id;
-WITH lock AS (SELECT pg_advisory_xact_lock(hashtextextended('["pet-adoption","events"]', 0)))
-  INSERT INTO events (id, type, account_id, payload, created_at)
-  SELECT 'evt_' || md5(random()::text), 'order.placed', :acct, '{"object":{}}', 1 FROM lock;
+INSERT INTO events (id, type, account_id, payload, created_at)
+  VALUES ('evt_' || md5(random()::text), 'order.placed', :acct, '{"object":{}}', 1);
 COMMIT;

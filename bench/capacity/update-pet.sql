@@ -5,7 +5,6 @@ SELECT id, name, category_id AS "categoryId", status, version FROM pets WHERE id
 UPDATE pets SET name = COALESCE('Renamed', name), category_id = COALESCE(NULL, category_id),
     status = COALESCE(NULL, status), version = version + 1
   WHERE id = :id RETURNING id, name, category_id AS "categoryId", status, version;
-WITH lock AS (SELECT pg_advisory_xact_lock(hashtextextended('["pet-adoption","events"]', 0)))
-  INSERT INTO events (id, type, account_id, payload, created_at)
-  SELECT 'evt_' || md5(random()::text), 'pet.updated', NULL, '{"object":{}}', 1 FROM lock;
+INSERT INTO events (id, type, account_id, payload, created_at)
+  VALUES ('evt_' || md5(random()::text), 'pet.updated', NULL, '{"object":{}}', 1);
 COMMIT;

@@ -9,35 +9,51 @@ import {
 } from './repository.js';
 
 /**
- * The advisory lock makes seq order commit order. Identity values are handed out at insert, not at commit:
- * without it, a transaction that took seq 9 and commits after another's seq 10 would appear behind a poller
- * that already followed its cursor past 10, and the poller would never see it. Held from the append until
- * the end of the transaction (the rest of a write is one or two statements and the commit), it serialises
- * only that tail of concurrent writes.
+ * Writers insert events without a feed position, under no lock of their own: the feed's order is given
+ * after commit by the publisher (migration 015's publish_events: one short transaction numbering every
+ * committed unnumbered event), and readers page by that position only. Positions are handed out in passes
+ * that queue on one row lock, each above every earlier one, and only to committed events, so no event can
+ * commit under a cursor already handed out, however long its transaction stays open. The choice, and what
+ * happens to a long transaction, a dead publisher or a restore, is in docs/decisions.md ("Events feed on
+ * PostgreSQL").
  *
  * With no enabled webhook endpoint, nobody is waiting to be sent the event: it is written as already
  * dispatched, so the dispatcher does not rewrite every event after the fact.
  */
 const UNWATCHED = '(NOT EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled = 1))::int';
 
-const APPEND = `WITH lock AS (SELECT pg_advisory_xact_lock(hashtextextended($6, 0)))
-  INSERT INTO events (id, type, account_id, payload, created_at, traceparent, dispatched)
-  SELECT $1, $2, $3, $4, $5, $7, ${UNWATCHED} FROM lock`;
+const APPEND = `INSERT INTO events (id, type, account_id, payload, created_at, traceparent, dispatched)
+  VALUES ($1, $2, $3, $4, $5, $6, ${UNWATCHED})`;
 
 /** APPEND for several events in one statement (one round trip), in the order given. */
-const APPEND_ALL = `WITH lock AS (SELECT pg_advisory_xact_lock(hashtextextended($6, 0)))
-  INSERT INTO events (id, type, account_id, payload, created_at, traceparent, dispatched)
+const APPEND_ALL = `INSERT INTO events (id, type, account_id, payload, created_at, traceparent, dispatched)
   SELECT e.id, e.type, e.account_id, e.payload, e.created_at, e.traceparent, ${UNWATCHED}
-  FROM lock, unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::bigint[], $7::text[]) WITH ORDINALITY
+  FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::bigint[], $6::text[]) WITH ORDINALITY
     AS e(id, type, account_id, payload, created_at, traceparent, n)
   ORDER BY e.n`;
 
-export class PostgresEventRepository implements EventRepository {
-  private readonly lockKey: string;
+/** Events numbered per pass at most; a larger backlog takes several passes (see publish). */
+export const PUBLISH_BATCH = 5_000;
 
-  constructor(private readonly db: PostgresDatabase) {
-    this.lockKey = db.lockKey('events');
-  }
+const PUBLISH = 'SELECT publish_events($1) AS n';
+
+/** The page asked for, and whether any committed event still waits for its position (same snapshot). */
+function feedPage(where: string): string {
+  return `SELECT p.pending, e.seq, e.payload
+    FROM (SELECT EXISTS (SELECT 1 FROM events WHERE position IS NULL) AS pending) p
+    LEFT JOIN LATERAL (SELECT position AS seq, payload FROM events WHERE ${where}) e ON true
+    ORDER BY e.seq`;
+}
+
+const ignore = (): void => {};
+
+export class PostgresEventRepository implements EventRepository {
+  /** The pass under way in this instance, and the one asked for while it runs (see publish). */
+  private passing: Promise<number> | undefined;
+  private queued: Promise<number> | undefined;
+  private kickQueued = false;
+
+  constructor(private readonly db: PostgresDatabase) {}
 
   /** Appends an event on `client`, which must be inside the transaction of the change it announces. */
   async append(client: PoolClient, event: NewEvent): Promise<void> {
@@ -50,7 +66,6 @@ export class PostgresEventRepository implements EventRepository {
         event.accountId,
         event.payload,
         event.createdAt,
-        this.lockKey,
         event.traceparent ?? null,
       ],
     });
@@ -69,19 +84,78 @@ export class PostgresEventRepository implements EventRepository {
         events.map((e) => e.accountId),
         events.map((e) => e.payload),
         events.map((e) => e.createdAt),
-        this.lockKey,
         events.map((e) => e.traceparent ?? null),
       ],
     });
   }
 
-  async list(query: ListEventsQuery): Promise<StoredEvent[]> {
-    const { where, values } = feedConditions(query, (n) => `$${n}`);
-    const rows = await this.db.query<{ seq: string; payload: string }>({
-      text: `SELECT seq, payload FROM events WHERE ${where}`,
-      values,
+  /**
+   * Numbers every event committed before the call, by a pass that starts after it (this instance's pass
+   * under way cannot promise that, so a call during it waits for the next one, which every call made
+   * meanwhile shares). Resolves with how many events the pass numbered, in this instance or not.
+   */
+  publish(): Promise<number> {
+    if (!this.passing) return this.startPass();
+    this.queued ??= this.passing.then(ignore, ignore).then(() => {
+      this.queued = undefined;
+      return this.startPass();
     });
-    return rows.map((row) => ({ seq: Number(row.seq), payload: row.payload }));
+    return this.queued;
+  }
+
+  /** publish() soon, once for every call in this turn of the event loop; after a commit that wrote events. */
+  kick(onError: (error: unknown) => void = ignore): void {
+    if (this.kickQueued) return;
+    this.kickQueued = true;
+    setImmediate(() => {
+      this.kickQueued = false;
+      this.publish().catch(onError);
+    });
+  }
+
+  private startPass(): Promise<number> {
+    const pass = this.passes().finally(() => {
+      if (this.passing === pass) this.passing = undefined;
+    });
+    this.passing = pass;
+    return pass;
+  }
+
+  private async passes(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const [row] = await this.db.query<{ n: number }>({
+        name: 'events_publish',
+        text: PUBLISH,
+        values: [PUBLISH_BATCH],
+      });
+      const n = row?.n ?? 0;
+      total += n;
+      if (n < PUBLISH_BATCH) return total;
+    }
+  }
+
+  /**
+   * A page by position. A short page (the reader is at the end of the feed) with committed events still
+   * unnumbered publishes them and reads again, so a read sees every event committed before it began.
+   */
+  async list(query: ListEventsQuery): Promise<StoredEvent[]> {
+    const { where, values } = feedConditions(query, (n) => `$${n}`, 'position');
+    const read = async (): Promise<{ pending: boolean; events: StoredEvent[] }> => {
+      const rows = await this.db.query<{ pending: boolean; seq: number | null; payload: string | null }>({
+        text: feedPage(where),
+        values,
+      });
+      const events: StoredEvent[] = [];
+      for (const row of rows) {
+        if (row.seq !== null) events.push({ seq: Number(row.seq), payload: row.payload! });
+      }
+      return { pending: rows[0]?.pending === true, events };
+    };
+    const page = await read();
+    if (!page.pending || page.events.length >= query.limit) return page.events;
+    await this.publish();
+    return (await read()).events;
   }
 
   purge(before: number): Promise<number> {

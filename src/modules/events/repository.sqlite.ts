@@ -91,6 +91,13 @@ export class SqliteEventRepository implements EventRepository {
     });
   }
 
+  /** Nothing to number: one writer commits at a time, so seq order is already commit order. */
+  publish(): Promise<number> {
+    return Promise.resolve(0);
+  }
+
+  kick(): void {}
+
   purge(before: number): Promise<number> {
     return this.database.write(() => this.purgeStatement.run(before).changes);
   }

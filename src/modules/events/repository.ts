@@ -89,7 +89,7 @@ export interface EventViewer {
 }
 
 export interface ListEventsQuery {
-  /** Keyset position: only events with a larger seq. */
+  /** Keyset position: only events after this one in the feed's order. */
   afterSeq?: number;
   type?: EventType;
   limit: number;
@@ -97,6 +97,7 @@ export interface ListEventsQuery {
 }
 
 export interface StoredEvent {
+  /** The event's place in the feed's order (the cursor); see EventRepository. */
   seq: number;
   payload: string;
 }
@@ -108,16 +109,21 @@ export interface StoredEvent {
  * - Writers append inside their own transaction with the backend's `append` (SQLite: synchronously on the
  *   same connection, inside the caller's better-sqlite3 transaction; PostgreSQL: on the transaction's
  *   client), so an event commits with its change or not at all.
- * - `seq` increases in commit order: a reader that has seen seq n never later finds a new event below n
- *   (SQLite has one writer; PostgreSQL appends under a transaction advisory lock held until commit).
- * - `list` returns events after `afterSeq` by seq ascending, at most `limit`, of `type` when given, that
- *   the viewer may see.
+ * - The feed's order (`StoredEvent.seq`, the cursor) is commit order: a reader that has seen n never later
+ *   finds a new event below n, and the events of one pet are in version order. SQLite has one writer, and
+ *   pages by seq; PostgreSQL pages by a position its publisher gives events after they commit (`publish`).
+ * - `list` returns events after `afterSeq` in that order, at most `limit`, of `type` when given, that the
+ *   viewer may see; every event committed before the call is among those it can return.
+ * - `publish` numbers the events committed before the call for the feed (SQLite: nothing to do) and
+ *   resolves with how many; `kick` asks for it soon (after a commit), once per turn of the event loop.
  * - `purge(before)` deletes events created before `before` (epoch ms), dispatched or not; returns how many.
  *   SQLite deletes the oldest events up to the first one created at or after `before` (see its purge).
  * - Errors reaching the database reject with `StorageUnavailableError`.
  */
 export interface EventRepository {
   list(query: ListEventsQuery): Promise<StoredEvent[]>;
+  publish(): Promise<number>;
+  kick(onError?: (error: unknown) => void): void;
   purge(before: number): Promise<number>;
 }
 
@@ -130,9 +136,10 @@ export const eventRepository: RepositoryFactory<SqliteEventRepository | Postgres
 export function feedConditions(
   query: ListEventsQuery,
   placeholder: (n: number) => string,
+  order: 'seq' | 'position' = 'seq',
 ): { where: string; values: (string | number)[] } {
   const values: (string | number)[] = [query.afterSeq ?? 0];
-  const where = [`seq > ${placeholder(1)}`];
+  const where = [`${order} > ${placeholder(1)}`];
   if (query.type !== undefined) {
     values.push(query.type);
     where.push(`type = ${placeholder(values.length)}`);
@@ -142,5 +149,5 @@ export function feedConditions(
     where.push(`(account_id IS NULL OR account_id = ${placeholder(values.length)})`);
   }
   values.push(query.limit);
-  return { where: `${where.join(' AND ')} ORDER BY seq LIMIT ${placeholder(values.length)}`, values };
+  return { where: `${where.join(' AND ')} ORDER BY ${order} LIMIT ${placeholder(values.length)}`, values };
 }

@@ -1,5 +1,6 @@
 import type { PostgresDatabase } from '../../db/postgres.js';
 import type { PoolClient } from 'pg';
+import { eventRepository } from '../events/repository.js';
 import {
   endpointWants,
   formatEvents,
@@ -120,7 +121,10 @@ export class PostgresWebhookRepository implements WebhookRepository {
     return row;
   }
 
-  fanOut(now: number, limit: number): Promise<number> {
+  async fanOut(now: number, limit: number): Promise<number> {
+    // Only events the feed has numbered: the publisher never waits on the rows fan-out locks, and fan-out
+    // never skips the rows a pass is numbering. Publishing first keeps a commit's wake enough to send it.
+    await this.db.repository(eventRepository).publish();
     return this.db.transaction(async (client) => {
       const { rows: events } = await client.query<{
         seq: number;
@@ -128,7 +132,7 @@ export class PostgresWebhookRepository implements WebhookRepository {
         type: string;
         accountId: number | null;
       }>(
-        `SELECT seq, id, type, account_id AS "accountId" FROM events WHERE dispatched = 0
+        `SELECT seq, id, type, account_id AS "accountId" FROM events WHERE dispatched = 0 AND position IS NOT NULL
          ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED`,
         [limit],
       );
