@@ -63,7 +63,8 @@ async function list(config: Config, args: string[]): Promise<void> {
       afterId = page.at(-1)!.id;
     }
     const live = new Map<number, Awaited<ReturnType<typeof repo.liveScopes>>>();
-    for (const id of new Set(all.map((e) => e.accountId))) live.set(id, await repo.liveScopes(id, Date.now()));
+    for (const id of new Set(all.map((e) => e.accountId)))
+      live.set(id, await repo.liveScopes(id, Date.now()));
     // Secrets never leave the database through the CLI either.
     const shown = all.map((e) => ({ ...renderEndpoint(e, live.get(e.accountId)!), accountId: e.accountId }));
     if (values.json) {

@@ -24,7 +24,8 @@ export const MAX_RESPONSE_BYTES = 1024;
  * category, never the resolver's or the socket's message, which can name the operator's internal addresses.
  * The detail goes to the attempt's log line.
  */
-export type FailureCategory = 'dns_failed' | 'address_not_allowed' | 'connect_failed' | 'timeout' | 'tls_failed';
+export type FailureCategory =
+  'dns_failed' | 'address_not_allowed' | 'connect_failed' | 'timeout' | 'tls_failed';
 
 export type AttemptResult =
   | { kind: 'answered'; statusCode: number; retryAfter: string | undefined }
@@ -156,7 +157,9 @@ export async function sendOnce(options: SendOptions): Promise<AttemptResult> {
   // duplicate is allowed anyway) never reached it, so it goes once more, to the same checked address.
   if (first.kind !== 'stale') return first;
   const second = await attempt(url, options, resolved, agent);
-  return second.kind === 'stale' ? { kind: 'error', category: 'connect_failed', error: second.error } : second;
+  return second.kind === 'stale'
+    ? { kind: 'error', category: 'connect_failed', error: second.error }
+    : second;
 }
 
 /** `stale`: a reused pooled socket was reset before any answer (the request was not received). */

@@ -264,7 +264,12 @@ export class WebhookDispatcher {
    */
   private async authorized(claimed: ClaimedDelivery[], now: number): Promise<ClaimedDelivery[]> {
     if (claimed.length === 0) return claimed;
-    const refused = new Set(await this.repo.unauthorized(claimed.map((d) => d.id), now));
+    const refused = new Set(
+      await this.repo.unauthorized(
+        claimed.map((d) => d.id),
+        now,
+      ),
+    );
     if (refused.size === 0) return claimed;
     const skipped = claimed.filter((d) => refused.has(d.id));
     await this.repo.skip(skipped, now);

@@ -122,7 +122,7 @@ export class PostgresWebhookRepository implements WebhookRepository {
     let row: EndpointRow | undefined;
     try {
       [row] = await this.db.query<EndpointRow>({
-      text: `UPDATE webhook_endpoints SET url = coalesce($1, url), events = coalesce($2, events),
+        text: `UPDATE webhook_endpoints SET url = coalesce($1, url), events = coalesce($2, events),
                granted_scopes = coalesce($7, granted_scopes),
                enabled = coalesce($3::integer, enabled),
                disabled_reason = CASE WHEN $3::integer IS NULL THEN disabled_reason WHEN $3::integer = 1 THEN NULL
@@ -130,16 +130,16 @@ export class PostgresWebhookRepository implements WebhookRepository {
                failing_since = CASE WHEN $3::integer = 1 THEN NULL ELSE failing_since END,
                updated_at = $4
              WHERE id = $5 AND account_id = $6 RETURNING ${ENDPOINT_COLUMNS}`,
-      values: [
-        c.url ?? null,
-        c.events ? formatEvents(c.events) : null,
-        enabled,
-        now,
-        id,
-        accountId,
-        formatGranted(c.grantedScopes),
-      ],
-    });
+        values: [
+          c.url ?? null,
+          c.events ? formatEvents(c.events) : null,
+          enabled,
+          now,
+          id,
+          accountId,
+          formatGranted(c.grantedScopes),
+        ],
+      });
     } catch (error) {
       if (isDuplicateUrl(error)) return 'exists';
       throw error;
@@ -232,7 +232,13 @@ export class PostgresWebhookRepository implements WebhookRepository {
           );
           page = rows.map(toEndpoint);
           const unknown = [...new Set(page.map((e) => e.accountId))].filter((id) => !live.has(id));
-          if (unknown.length > 0) for (const [id, scopes] of await liveScopes(async (text, values) => (await client.query(text, values)).rows, unknown, now)) live.set(id, scopes);
+          if (unknown.length > 0)
+            for (const [id, scopes] of await liveScopes(
+              async (text, values) => (await client.query(text, values)).rows,
+              unknown,
+              now,
+            ))
+              live.set(id, scopes);
           pages.set(after, page);
         }
         return page;
@@ -295,11 +301,7 @@ export class PostgresWebhookRepository implements WebhookRepository {
     return rows
       .filter(
         (r) =>
-          !endpointMay(
-            authorityOf(r),
-            { type: r.type, accountId: r.eventAccountId },
-            live.get(r.accountId)!,
-          ),
+          !endpointMay(authorityOf(r), { type: r.type, accountId: r.eventAccountId }, live.get(r.accountId)!),
       )
       .map((r) => r.id);
   }

@@ -287,15 +287,14 @@ export class SqliteWebhookRepository implements WebhookRepository {
     return this.database.write(() => {
       // Re-enabling clears the reason and the failing streak, so the endpoint gets its full 3 days again.
       const enabled = c.enabled === undefined ? null : c.enabled ? 1 : 0;
-      const update = this.db
-        .prepare<unknown[], EndpointRow>(
-          `UPDATE webhook_endpoints SET url = coalesce(?, url), events = coalesce(?, events),
+      const update = this.db.prepare<unknown[], EndpointRow>(
+        `UPDATE webhook_endpoints SET url = coalesce(?, url), events = coalesce(?, events),
              granted_scopes = coalesce(?, granted_scopes), enabled = coalesce(?, enabled),
              disabled_reason = CASE WHEN ? IS NULL THEN disabled_reason WHEN ? = 1 THEN NULL ELSE 'disabled by the account' END,
              failing_since = CASE WHEN ? = 1 THEN NULL ELSE failing_since END,
              updated_at = ?
            WHERE id = ? AND account_id = ? RETURNING ${ENDPOINT_COLUMNS}`,
-        );
+      );
       let row: EndpointRow | undefined;
       try {
         row = update.get(
@@ -401,7 +400,8 @@ export class SqliteWebhookRepository implements WebhookRepository {
           const page = endpointsAfter(after);
           for (const endpoint of page) {
             if (endpointWants(endpoint, event, live.get(endpoint.accountId)!)) {
-              if (rows === rowsPerTransaction) return { dispatched, cursor: { eventId: event.id, afterEndpoint: after } };
+              if (rows === rowsPerTransaction)
+                return { dispatched, cursor: { eventId: event.id, afterEndpoint: after } };
               s.insertDelivery.run(endpoint.id, event.id, event.type, now, now);
               rows++;
             }
@@ -442,7 +442,11 @@ export class SqliteWebhookRepository implements WebhookRepository {
       return rows
         .filter(
           (r) =>
-            !endpointMay(authorityOf(r), { type: r.type, accountId: r.eventAccountId }, live.get(r.accountId)!),
+            !endpointMay(
+              authorityOf(r),
+              { type: r.type, accountId: r.eventAccountId },
+              live.get(r.accountId)!,
+            ),
         )
         .map((r) => r.id);
     });

@@ -13,12 +13,7 @@ import { MAX_ID, ref } from '../../http/schemas.js';
 import type { Scope } from '../accounts/scopes.js';
 import type { ModuleContext } from '../module.js';
 import { urlProblem } from './delivery.js';
-import {
-  orderScope,
-  webhookRepository,
-  type DeliveryRecord,
-  type EndpointRecord,
-} from './repository.js';
+import { orderScope, webhookRepository, type DeliveryRecord, type EndpointRecord } from './repository.js';
 import {
   DeliveryIdParams,
   EVENT_TYPES,

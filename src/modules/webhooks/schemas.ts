@@ -163,7 +163,8 @@ export const WebhookDelivery = Type.Object(
     lastError: nullable(
       Type.String({
         maxLength: 32,
-        pattern: '^(dns_failed|address_not_allowed|connect_failed|timeout|tls_failed|http_[1-9][0-9]{2}|not_authorized|endpoint_disabled)$',
+        pattern:
+          '^(dns_failed|address_not_allowed|connect_failed|timeout|tls_failed|http_[1-9][0-9]{2}|not_authorized|endpoint_disabled)$',
         description:
           'Why the last attempt failed, as a category: `dns_failed` (the host did not resolve), ' +
           '`address_not_allowed` (it resolved to a private, loopback or otherwise non-public address), ' +
