@@ -12,7 +12,7 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { WebhookDispatcher } from '../src/modules/webhooks/dispatcher.js';
 import { webhookRepository } from '../src/modules/webhooks/repository.js';
@@ -322,11 +322,23 @@ for (const backend of await backends()) {
       await once(closed, 'listening');
       const closedPort = (closed.address() as AddressInfo).port;
       await new Promise<void>((resolve) => closed.close(() => resolve()));
+      // Speaks plain HTTP where TLS is expected: the handshake fails.
+      // The client side of a failed handshake may stay half open: destroyed at the end, not waited for.
+      const sockets = new Set<net.Socket>();
+      const plain = net.createServer((socket) => {
+        sockets.add(socket);
+        socket.on('error', () => {});
+        socket.end('HTTP/1.1 200 OK\r\n\r\n');
+      });
+      plain.listen(0, '127.0.0.1');
+      await once(plain, 'listening');
+      const plainPort = (plain.address() as AddressInfo).port;
       const endpoints = {
         dns: await create(key, { url: 'https://no-such-host.invalid/hook', events: ['pet.created'] }),
         private: await create(key, { url: 'https://10.11.12.13/hook', events: ['pet.created'] }),
         refused: await create(key, { url: `http://127.0.0.1:${closedPort}/hook`, events: ['pet.created'] }),
         http: await create(key, { url, events: ['pet.created'] }),
+        tls: await create(key, { url: `https://127.0.0.1:${plainPort}/hook`, events: ['pet.created'] }),
       };
       await insertEvent(ctx.database, { type: 'pet.created' });
       const logged: Record<string, unknown>[] = [];
@@ -345,6 +357,7 @@ for (const backend of await backends()) {
         private: 'address_not_allowed',
         refused: 'connect_failed',
         http: 'http_500',
+        tls: 'tls_failed',
       } as const;
       for (const [name, category] of Object.entries(expected)) {
         const [delivery] = await deliveries(endpoints[name as keyof typeof endpoints].id, key);
@@ -356,6 +369,8 @@ for (const backend of await backends()) {
       assert.match(details, /address_not_allowed .*10\.11\.12\.13/);
       assert.match(details, new RegExp(`connect_failed .*ECONNREFUSED.*${closedPort}`));
       for (const { id } of Object.values(endpoints)) await api('DELETE', `/webhook-endpoints/${id}`, key);
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => plain.close(() => resolve()));
     });
   });
 }
