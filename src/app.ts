@@ -52,6 +52,7 @@ export type AppConfig = Pick<
       | 'headersTimeoutMs'
       | 'requestTimeoutMs'
       | 'maxOpenOrders'
+      | 'maxWebhookEndpoints'
       | 'webhookAllowHosts'
       | 'overloadMaxInFlight'
       | 'overloadQueueMs'

@@ -57,6 +57,8 @@ export interface Config {
   requestTimeoutMs: number;
   /** How many open (placed or approved) store orders one account may hold at once. */
   maxOpenOrders: number;
+  /** How many webhook endpoints one account may hold. */
+  maxWebhookEndpoints: number;
   /**
    * Hosts (names or addresses) a webhook URL may use over plain http and whose private or loopback addresses
    * deliveries may reach; everything else must be https to a public address.
@@ -89,6 +91,8 @@ export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 /** MAX_OPEN_ORDERS's default, for apps built without a full Config. */
 export const DEFAULT_MAX_OPEN_ORDERS = 5;
+/** MAX_WEBHOOK_ENDPOINTS's default, for apps built without a full Config. */
+export const DEFAULT_MAX_WEBHOOK_ENDPOINTS = 16;
 /**
  * OVERLOAD_MAX_IN_FLIGHT, OVERLOAD_QUEUE_MS and MAX_CONNECTIONS's defaults, for apps built without a full Config.
  * The in-flight maximum is a cap on memory (at most 16 KiB of body each), not the admission rule: that is the
@@ -185,6 +189,11 @@ export const VARIABLES: readonly { name: string; default: string | undefined; de
     name: 'MAX_OPEN_ORDERS',
     default: String(DEFAULT_MAX_OPEN_ORDERS),
     description: 'Open (placed or approved) store orders one account may hold at once.',
+  },
+  {
+    name: 'MAX_WEBHOOK_ENDPOINTS',
+    default: String(DEFAULT_MAX_WEBHOOK_ENDPOINTS),
+    description: 'Webhook endpoints one account may hold; beyond, 409 webhook_endpoint_limit.',
   },
   {
     name: 'HEADERS_TIMEOUT_MS',
@@ -416,6 +425,7 @@ export function loadConfig(env: Env = process.env): Config {
     corsOrigins: corsOrigins(env),
     drainSeconds: integer(env, 'DRAIN_SECONDS', 5, 0, 300),
     maxOpenOrders: integer(env, 'MAX_OPEN_ORDERS', DEFAULT_MAX_OPEN_ORDERS, 1, 1_000_000),
+    maxWebhookEndpoints: integer(env, 'MAX_WEBHOOK_ENDPOINTS', DEFAULT_MAX_WEBHOOK_ENDPOINTS, 1, 10_000),
     ...httpTimeouts(env),
     webhookAllowHosts: webhookAllowHosts(env),
     webhookPollMs: integer(env, 'WEBHOOK_POLL_MS', 1000, 10, 60_000),

@@ -267,7 +267,7 @@ const DRIFT_COVERAGE = {
     getInventory: [200],
   },
   webhooks: {
-    createWebhookEndpoint: [201, 400],
+    createWebhookEndpoint: [201, 400, 409],
     listWebhookEndpoints: [200],
     getWebhookEndpoint: [200, 404],
     updateWebhookEndpoint: [200, 400],
@@ -947,7 +947,13 @@ for (const backend of await backends()) {
       const body = { url: 'https://receiver.example/hook', events: ['*'] };
       const created = await call('create', { method: 'POST', url: hooks, headers: auth(), payload: body });
       // A second one, so that the first page of one has a next (its Link).
-      await call('create', { method: 'POST', url: hooks, headers: auth(), payload: body });
+      await call('create', {
+        method: 'POST',
+        url: hooks,
+        headers: auth(),
+        payload: { ...body, url: `${body.url}?second` },
+      });
+      await call('same url', { method: 'POST', url: hooks, headers: auth(), payload: body });
       await call('bad url', {
         method: 'POST',
         url: hooks,

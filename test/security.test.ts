@@ -89,8 +89,14 @@ for (const backend of await backends()) {
   // High unauthenticated and failed-key quotas: this suite sends many keyless and wrong-key requests from one
   // address (test/access.test.ts covers the lockout).
   const ctx: TestContext = await createTestContext(backend, {
-    // Every valid placeOrder holds a pet for the suite's account: no open-order limit here.
-    config: { unauthenticatedPerMinute: 100_000, authFailuresPerMinute: 100_000, maxOpenOrders: 1_000_000 },
+    // Every valid placeOrder holds a pet, every valid createWebhookEndpoint an endpoint, for the suite's
+    // account: no open-order or endpoint limit here.
+    config: {
+      unauthenticatedPerMinute: 100_000,
+      authFailuresPerMinute: 100_000,
+      maxOpenOrders: 1_000_000,
+      maxWebhookEndpoints: 10_000,
+    },
   });
   // Resources some modules make are the account's own (webhook endpoints): keys that must succeed on the
   // fixtures' ids belong to the same account.

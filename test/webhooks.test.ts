@@ -188,9 +188,14 @@ for (const backend of await backends()) {
 
     test('order.* reach the order account and orders:manage endpoints only; pet.* reach all', async () => {
       await clearEndpoints();
-      const owner = await ctx.createKey({ name: 'order-owner', scopes: ['webhooks:write'] });
-      const stranger = await ctx.createKey({ name: 'stranger', scopes: ['webhooks:write'] });
-      const manager = await ctx.createKey({ name: 'manager', scopes: ['webhooks:write', 'orders:manage'] });
+      // What an endpoint receives is bounded by its keys' read scopes (webhooks.trust.test.ts).
+      const reader = ['webhooks:write', 'orders:read', 'events:read'] as const;
+      const owner = await ctx.createKey({ name: 'order-owner', scopes: reader });
+      const stranger = await ctx.createKey({ name: 'stranger', scopes: reader });
+      const manager = await ctx.createKey({
+        name: 'manager',
+        scopes: ['webhooks:write', 'orders:manage', 'events:read'],
+      });
       const ownerHook = await createEndpoint({ url, events: ['*'] }, owner.key);
       const strangerHook = await createEndpoint({ url, events: ['*'] }, stranger.key);
       const managerHook = await createEndpoint({ url, events: ['*'] }, manager.key);
@@ -303,9 +308,9 @@ for (const backend of await backends()) {
       assert.equal(receiver.requests.length, start, 'nothing reached the receiver');
       const [refusedLoop] = await deliveries(loop);
       assert.equal(refusedLoop!.status, 'pending');
-      assert.match(refusedLoop!.lastError!, /127\.0\.0\.1 \(loopback\)/);
+      assert.equal(refusedLoop!.lastError, 'address_not_allowed');
       const [refusedPrivate] = await deliveries(internal);
-      assert.match(refusedPrivate!.lastError!, /10\.1\.2\.3 \(private\)/);
+      assert.equal(refusedPrivate!.lastError, 'address_not_allowed');
     });
 
     test('at least once: a delivery whose dispatcher died is delivered by another after the lease', async () => {

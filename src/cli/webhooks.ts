@@ -62,8 +62,11 @@ async function list(config: Config, args: string[]): Promise<void> {
       if (page.length < PAGE) break;
       afterId = page.at(-1)!.id;
     }
+    const live = new Map<number, Awaited<ReturnType<typeof repo.liveScopes>>>();
+    for (const id of new Set(all.map((e) => e.accountId)))
+      live.set(id, await repo.liveScopes(id, Date.now()));
     // Secrets never leave the database through the CLI either.
-    const shown = all.map((e) => ({ ...renderEndpoint(e), accountId: e.accountId }));
+    const shown = all.map((e) => ({ ...renderEndpoint(e, live.get(e.accountId)!), accountId: e.accountId }));
     if (values.json) {
       print(JSON.stringify(shown));
       return;

@@ -45,6 +45,14 @@ export const errorCatalogue = {
     status: 409,
     message: 'This account already holds the most open orders it may; cancel or complete one first.',
   },
+  webhook_endpoint_limit: {
+    status: 409,
+    message: 'This account already holds the most webhook endpoints it may; delete one first.',
+  },
+  webhook_endpoint_exists: {
+    status: 409,
+    message: 'This account already has a webhook endpoint with this URL.',
+  },
   request_timeout: {
     status: 408,
     message: 'The request was not received in time. Send the headers and body without pausing.',

@@ -19,11 +19,19 @@ import ipaddr from 'ipaddr.js';
 
 export const MAX_RESPONSE_BYTES = 1024;
 
+/**
+ * What a client is told about a failed attempt (a delivery's `lastError`), besides `http_<status>`: a
+ * category, never the resolver's or the socket's message, which can name the operator's internal addresses.
+ * The detail goes to the attempt's log line.
+ */
+export type FailureCategory =
+  'dns_failed' | 'address_not_allowed' | 'connect_failed' | 'timeout' | 'tls_failed';
+
 export type AttemptResult =
   | { kind: 'answered'; statusCode: number; retryAfter: string | undefined }
-  | { kind: 'error'; error: string }
+  | { kind: 'error'; category: 'connect_failed' | 'timeout' | 'tls_failed'; error: string }
   /** The SSRF rules refused the receiver's address (or it did not resolve); nothing was sent. */
-  | { kind: 'refused'; error: string };
+  | { kind: 'refused'; category: 'dns_failed' | 'address_not_allowed'; error: string };
 
 /** Hostnames compare without IPv6 brackets and case-insensitively. */
 export function bareHost(hostname: string): string {
@@ -68,19 +76,22 @@ export async function resolveChecked(
   host: string,
   allowHosts: readonly string[],
   resolve: (host: string) => Promise<LookupAddress[]> = (h) => dnsLookup(h, { all: true, verbatim: true }),
-): Promise<LookupAddress | { refused: string }> {
+): Promise<LookupAddress | { refused: string; category: 'dns_failed' | 'address_not_allowed' }> {
   let addresses: LookupAddress[];
   try {
     addresses = await resolve(host);
   } catch (error) {
-    return { refused: `could not resolve ${host}: ${(error as Error).message}` };
+    return { category: 'dns_failed', refused: `could not resolve ${host}: ${(error as Error).message}` };
   }
-  if (addresses.length === 0) return { refused: `${host} resolves to no address` };
+  if (addresses.length === 0) return { category: 'dns_failed', refused: `${host} resolves to no address` };
   if (!allowHosts.includes(host)) {
     for (const { address } of addresses) {
       const range = refusedRange(address);
       if (range)
-        return { refused: `refused: ${host} resolves to ${address} (${range}), not a public address` };
+        return {
+          category: 'address_not_allowed',
+          refused: `refused: ${host} resolves to ${address} (${range}), not a public address`,
+        };
     }
   }
   return addresses[0]!;
@@ -139,18 +150,28 @@ export async function sendOnce(options: SendOptions): Promise<AttemptResult> {
   const url = new URL(options.url);
   const host = bareHost(url.hostname);
   const resolved = await resolveChecked(host, options.allowHosts, options.resolve);
-  if ('refused' in resolved) return { kind: 'refused', error: resolved.refused };
+  if ('refused' in resolved) return { kind: 'refused', category: resolved.category, error: resolved.refused };
   const agent = agentFor(url.protocol, resolved);
   const first = await attempt(url, options, resolved, agent);
   // A pooled socket the receiver closed while idle fails before any answer: the request (almost surely; a
   // duplicate is allowed anyway) never reached it, so it goes once more, to the same checked address.
   if (first.kind !== 'stale') return first;
   const second = await attempt(url, options, resolved, agent);
-  return second.kind === 'stale' ? { kind: 'error', error: second.error } : second;
+  return second.kind === 'stale'
+    ? { kind: 'error', category: 'connect_failed', error: second.error }
+    : second;
 }
 
 /** `stale`: a reused pooled socket was reset before any answer (the request was not received). */
 type Attempt = AttemptResult | { kind: 'stale'; error: string };
+
+/** OpenSSL's and Node's TLS error codes (certificate, handshake, protocol). */
+const TLS_CODE = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|EPROTO$|HOSTNAME_MISMATCH)/;
+
+/** An error before any answer: a TLS failure (handshake or certificate), or the connection failed. */
+function failureCategory(error: NodeJS.ErrnoException, tlsStarted: boolean): 'connect_failed' | 'tls_failed' {
+  return tlsStarted || TLS_CODE.test(error.code ?? '') ? 'tls_failed' : 'connect_failed';
+}
 
 function attempt(
   url: URL,
@@ -162,6 +183,8 @@ function attempt(
   return new Promise<Attempt>((resolve) => {
     let settled = false;
     let answered = false;
+    // https: the TCP connection is up and the TLS handshake not finished, so a failure now is TLS's.
+    let tlsStarted = false;
     const finish = (result: Attempt): void => {
       if (settled) return;
       settled = true;
@@ -200,18 +223,24 @@ function attempt(
       },
     );
     const timer = setTimeout(() => {
-      finish({ kind: 'error', error: `no answer within ${options.timeoutMs} ms` });
+      finish({ kind: 'error', category: 'timeout', error: `no answer within ${options.timeoutMs} ms` });
       request.destroy();
     }, options.timeoutMs);
-    request.on('error', (error) =>
-      finish({
-        kind:
-          request.reusedSocket && !answered && (error as NodeJS.ErrnoException).code === 'ECONNRESET'
-            ? 'stale'
-            : 'error',
-        error: error.message || error.name,
-      }),
-    );
+    if (url.protocol === 'https:') {
+      request.on('socket', (socket) => {
+        if (request.reusedSocket) return;
+        socket.once('connect', () => (tlsStarted = true));
+        socket.once('secureConnect', () => (tlsStarted = false));
+      });
+    }
+    request.on('error', (error: NodeJS.ErrnoException) => {
+      const detail = error.code ? `${error.code}: ${error.message}` : error.message || error.name;
+      if (request.reusedSocket && !answered && error.code === 'ECONNRESET') {
+        finish({ kind: 'stale', error: detail });
+        return;
+      }
+      finish({ kind: 'error', category: failureCategory(error, tlsStarted), error: detail });
+    });
     request.end(options.body);
   });
 }

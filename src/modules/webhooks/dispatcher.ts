@@ -20,6 +20,7 @@ import { systemClock, type Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import { sendOnce, type SendOptions } from './delivery.js';
 import {
+  NOT_AUTHORIZED,
   webhookRepository,
   type AttemptOutcome,
   type ClaimedDelivery,
@@ -37,6 +38,7 @@ const MAX_SIGNERS = 1000;
 
 export interface DispatcherLogger {
   warn(obj: object, msg: string): void;
+  info(obj: object, msg: string): void;
 }
 
 /** Deliveries in flight while the API is busy (DispatcherOptions.busy). */
@@ -116,7 +118,7 @@ export class WebhookDispatcher {
     const registers = [options.registry ?? new Registry()];
     this.outcomes = new Counter({
       name: 'pet_adoption_webhook_delivery_attempts_total',
-      help: 'Webhook delivery attempts by outcome (succeeded, http_error, network_error, refused).',
+      help: 'Webhook delivery attempts by outcome (succeeded, http_error, network_error, refused, not_authorized).',
       labelNames: ['outcome'] as const,
       registers,
     });
@@ -221,7 +223,7 @@ export class WebhookDispatcher {
       perEndpoint,
       inFlight: Object.fromEntries(this.inFlight),
     });
-    for (const delivery of claimed) {
+    for (const delivery of await this.authorized(claimed, now)) {
       const count = this.inFlight.get(delivery.endpointId) ?? 0;
       if (count >= perEndpoint || this.stopped) {
         // Beyond the endpoint's share (the claim caps it, so only if another pass took slots meanwhile).
@@ -243,6 +245,32 @@ export class WebhookDispatcher {
         });
       this.running.add(task);
     }
+  }
+
+  /**
+   * The claimed deliveries whose account may still receive them; the others are failed unsent as
+   * `not_authorized` (a key was revoked, expired or narrowed since the fan-out). Checked after the claim so
+   * the claim stays one statement.
+   */
+  private async authorized(claimed: ClaimedDelivery[], now: number): Promise<ClaimedDelivery[]> {
+    if (claimed.length === 0) return claimed;
+    const refused = new Set(
+      await this.repo.unauthorized(
+        claimed.map((d) => d.id),
+        now,
+      ),
+    );
+    if (refused.size === 0) return claimed;
+    const skipped = claimed.filter((d) => refused.has(d.id));
+    await this.repo.skip(skipped, now);
+    for (const d of skipped) {
+      this.outcomes.inc({ outcome: 'not_authorized' });
+      this.options.logger?.info(
+        { delivery: d.id, endpoint: d.endpointId, event: d.eventId, lastError: NOT_AUTHORIZED },
+        'webhook delivery not sent: the account no longer holds a live key that may read this event',
+      );
+    }
+    return claimed.filter((d) => !refused.has(d.id));
   }
 
   /** A Webhook per secret, kept: making one decodes the secret, which costs as much as signing. */
@@ -292,10 +320,23 @@ export class WebhookDispatcher {
       this.outcomes.inc({
         outcome: answered ? 'http_error' : result.kind === 'refused' ? 'refused' : 'network_error',
       });
+      // The client sees the category; what the resolver or the socket said (addresses, ports) stays here.
+      const category = answered ? `http_${result.statusCode}` : result.category;
+      this.options.logger?.info(
+        {
+          delivery: delivery.id,
+          endpoint: delivery.endpointId,
+          event: delivery.eventId,
+          attempt: delivery.attempts + 1,
+          lastError: category,
+          ...(answered ? {} : { detail: result.error }),
+        },
+        'webhook delivery attempt failed',
+      );
       outcome = {
         kind: 'failed',
         statusCode: answered ? result.statusCode : null,
-        error: answered ? `the receiver answered ${result.statusCode}` : result.error,
+        error: category,
         nextAttemptAt: nextAttemptAt(
           delivery.attempts + 1,
           now,

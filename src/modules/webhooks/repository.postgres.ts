@@ -1,9 +1,16 @@
 import type { PostgresDatabase } from '../../db/postgres.js';
 import type { PoolClient } from 'pg';
+import type { Scope } from '../accounts/scopes.js';
 import { eventRepository } from '../events/repository.js';
 import {
+  ENDPOINT_DISABLED,
+  endpointMay,
   endpointWants,
+  FAN_OUT_ROWS,
   formatEvents,
+  NOT_AUTHORIZED,
+  unionScopes,
+  type CreateEndpointResult,
   type AttemptOutcome,
   type ClaimedDelivery,
   type ClaimQuery,
@@ -16,14 +23,34 @@ import {
   type WebhookRepository,
 } from './repository.js';
 import {
+  authorityOf,
   DELIVERY_COLUMNS,
   ENDPOINT_COLUMNS,
+  formatGranted,
+  isDuplicateUrl,
   newLeaseToken,
   toClaimed,
   toEndpoint,
+  type AuthorityRow,
   type ClaimRow,
   type EndpointRow,
+  type FanOutCursor,
 } from './repository.sqlite.js';
+
+const LIVE_KEYS = `SELECT account_id AS "accountId", scopes FROM api_keys
+  WHERE account_id = ANY($1::bigint[]) AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2)`;
+
+/** What each account's active keys may use together. */
+async function liveScopes(
+  query: (text: string, values: unknown[]) => Promise<{ accountId: number; scopes: string | null }[]>,
+  accountIds: number[],
+  now: number,
+): Promise<Map<number, ReadonlySet<Scope>>> {
+  const rows = await query(LIVE_KEYS, [accountIds, now]);
+  return new Map(
+    accountIds.map((id) => [id, unionScopes(rows.filter((k) => k.accountId === id).map((k) => k.scopes))]),
+  );
+}
 
 /**
  * Every instance dispatches: fan-out and claims lock the rows they take with FOR UPDATE SKIP LOCKED, so two
@@ -32,13 +59,41 @@ import {
 export class PostgresWebhookRepository implements WebhookRepository {
   constructor(private readonly db: PostgresDatabase) {}
 
-  async createEndpoint(accountId: number, e: NewEndpoint, now: number): Promise<EndpointRecord> {
-    const [row] = await this.db.query<EndpointRow>({
-      text: `INSERT INTO webhook_endpoints (account_id, url, events, secret, orders_manage, created_at, updated_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING ${ENDPOINT_COLUMNS}`,
-      values: [accountId, e.url, formatEvents(e.events), e.secret, e.ordersManage ? 1 : 0, now],
-    });
-    return toEndpoint(row!);
+  async createEndpoint(
+    accountId: number,
+    e: NewEndpoint,
+    now: number,
+    maxEndpoints: number,
+  ): Promise<CreateEndpointResult> {
+    try {
+      return await this.db.transaction(async (client): Promise<CreateEndpointResult> => {
+        // Creations of one account queue on its row, so two cannot both see room for one more.
+        await client.query('SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE', [accountId]);
+        const { rows: count } = await client.query<{ n: number }>(
+          'SELECT count(*)::int AS n FROM webhook_endpoints WHERE account_id = $1',
+          [accountId],
+        );
+        if (count[0]!.n >= maxEndpoints) return { kind: 'limit', limit: maxEndpoints };
+        const { rows } = await client.query<EndpointRow>(
+          `INSERT INTO webhook_endpoints (account_id, url, events, secret, orders_manage, granted_scopes,
+             created_at, updated_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $7) RETURNING ${ENDPOINT_COLUMNS}`,
+          [
+            accountId,
+            e.url,
+            formatEvents(e.events),
+            e.secret,
+            e.ordersManage ? 1 : 0,
+            formatGranted(e.grantedScopes),
+            now,
+          ],
+        );
+        return { kind: 'created', endpoint: toEndpoint(rows[0]!) };
+      });
+    } catch (error) {
+      if (isDuplicateUrl(error)) return { kind: 'exists' };
+      throw error;
+    }
   }
 
   async listEndpoints(q: { accountId?: number; afterId?: number; limit: number }): Promise<EndpointRecord[]> {
@@ -63,18 +118,33 @@ export class PostgresWebhookRepository implements WebhookRepository {
     id: number,
     c: EndpointChange,
     now: number,
-  ): Promise<EndpointRecord | undefined> {
+  ): Promise<EndpointRecord | 'exists' | undefined> {
     const enabled = c.enabled === undefined ? null : c.enabled ? 1 : 0;
-    const [row] = await this.db.query<EndpointRow>({
-      text: `UPDATE webhook_endpoints SET url = coalesce($1, url), events = coalesce($2, events),
+    let row: EndpointRow | undefined;
+    try {
+      [row] = await this.db.query<EndpointRow>({
+        text: `UPDATE webhook_endpoints SET url = coalesce($1, url), events = coalesce($2, events),
+               granted_scopes = coalesce($7, granted_scopes),
                enabled = coalesce($3::integer, enabled),
                disabled_reason = CASE WHEN $3::integer IS NULL THEN disabled_reason WHEN $3::integer = 1 THEN NULL
                  ELSE 'disabled by the account' END,
                failing_since = CASE WHEN $3::integer = 1 THEN NULL ELSE failing_since END,
                updated_at = $4
              WHERE id = $5 AND account_id = $6 RETURNING ${ENDPOINT_COLUMNS}`,
-      values: [c.url ?? null, c.events ? formatEvents(c.events) : null, enabled, now, id, accountId],
-    });
+        values: [
+          c.url ?? null,
+          c.events ? formatEvents(c.events) : null,
+          enabled,
+          now,
+          id,
+          accountId,
+          formatGranted(c.grantedScopes),
+        ],
+      });
+    } catch (error) {
+      if (isDuplicateUrl(error)) return 'exists';
+      throw error;
+    }
     return row && toEndpoint(row);
   }
 
@@ -121,10 +191,28 @@ export class PostgresWebhookRepository implements WebhookRepository {
     return row;
   }
 
-  async fanOut(now: number, limit: number): Promise<number> {
+  async fanOut(now: number, limit: number, maxRows = FAN_OUT_ROWS): Promise<number> {
     // Only events the feed has numbered: the publisher never waits on the rows fan-out locks, and fan-out
     // never skips the rows a pass is numbering. Publishing first keeps a commit's wake enough to send it.
     await this.db.repository(eventRepository).publish();
+    const rowsPerTransaction = Math.max(1, maxRows);
+    let done = 0;
+    let cursor: FanOutCursor | undefined;
+    for (;;) {
+      const result = await this.fanOutStep(now, limit - done, rowsPerTransaction, cursor);
+      done += result.dispatched;
+      cursor = result.cursor;
+      if (cursor === undefined || done >= limit) return done;
+    }
+  }
+
+  /** One transaction of a fan-out: at most `maxRows` deliveries (see the contract in repository.ts). */
+  private fanOutStep(
+    now: number,
+    want: number,
+    maxRows: number,
+    cursor: FanOutCursor | undefined,
+  ): Promise<{ dispatched: number; cursor: FanOutCursor | undefined }> {
     return this.db.transaction(async (client) => {
       const { rows: events } = await client.query<{
         seq: number;
@@ -134,23 +222,55 @@ export class PostgresWebhookRepository implements WebhookRepository {
       }>(
         `SELECT seq, id, type, account_id AS "accountId" FROM events WHERE dispatched = 0 AND position IS NOT NULL
          ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED`,
-        [limit],
+        [want],
       );
-      if (events.length === 0) return 0;
-      const { rows } = await client.query<EndpointRow>(
-        `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE enabled = 1`,
-      );
-      const endpoints = rows.map(toEndpoint);
+      if (events.length === 0) return { dispatched: 0, cursor: undefined };
+      const pages = new Map<number, EndpointRecord[]>();
+      const live = new Map<number, ReadonlySet<Scope>>();
+      const endpointsAfter = async (after: number): Promise<EndpointRecord[]> => {
+        let page = pages.get(after);
+        if (!page) {
+          const { rows } = await client.query<EndpointRow>(
+            `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE enabled = 1 AND id > $1 ORDER BY id LIMIT $2`,
+            [after, maxRows],
+          );
+          page = rows.map(toEndpoint);
+          const unknown = [...new Set(page.map((e) => e.accountId))].filter((id) => !live.has(id));
+          if (unknown.length > 0)
+            for (const [id, scopes] of await liveScopes(
+              async (text, values) => (await client.query(text, values)).rows,
+              unknown,
+              now,
+            ))
+              live.set(id, scopes);
+          pages.set(after, page);
+        }
+        return page;
+      };
       const endpointIds: number[] = [];
       const eventIds: string[] = [];
       const types: string[] = [];
-      for (const event of events) {
-        for (const endpoint of endpoints) {
-          if (!endpointWants(endpoint, event)) continue;
-          endpointIds.push(endpoint.id);
-          eventIds.push(event.id);
-          types.push(event.type);
+      const dispatched: number[] = [];
+      let cut: FanOutCursor | undefined;
+      events: for (const event of events) {
+        let after = cursor?.eventId === event.id ? cursor.afterEndpoint : 0;
+        for (;;) {
+          const page = await endpointsAfter(after);
+          for (const endpoint of page) {
+            if (endpointWants(endpoint, event, live.get(endpoint.accountId)!)) {
+              if (endpointIds.length === maxRows) {
+                cut = { eventId: event.id, afterEndpoint: after };
+                break events;
+              }
+              endpointIds.push(endpoint.id);
+              eventIds.push(event.id);
+              types.push(event.type);
+            }
+            after = endpoint.id;
+          }
+          if (page.length < maxRows) break;
         }
+        dispatched.push(event.seq);
       }
       if (endpointIds.length > 0) {
         await client.query(
@@ -160,11 +280,50 @@ export class PostgresWebhookRepository implements WebhookRepository {
           [endpointIds, eventIds, types, now],
         );
       }
-      await client.query('UPDATE events SET dispatched = 1 WHERE seq = ANY($1::bigint[])', [
-        events.map((e) => e.seq),
-      ]);
-      return events.length;
+      if (dispatched.length > 0) {
+        await client.query('UPDATE events SET dispatched = 1 WHERE seq = ANY($1::bigint[])', [dispatched]);
+      }
+      return { dispatched: dispatched.length, cursor: cut };
     });
+  }
+
+  private readonly query = (text: string, values: unknown[]) =>
+    this.db.query<{ accountId: number; scopes: string | null }>({ text, values });
+
+  async unauthorized(deliveryIds: number[], now: number): Promise<number[]> {
+    if (deliveryIds.length === 0) return [];
+    const rows = await this.db.query<AuthorityRow>({
+      text: `SELECT d.id::int AS id, d.event_type AS type, ev.account_id AS "eventAccountId",
+               e.account_id AS "accountId", e.orders_manage AS "ordersManage", e.granted_scopes AS "grantedScopes"
+             FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+             LEFT JOIN events ev ON ev.id = d.event_id
+             WHERE d.id = ANY($1::bigint[])`,
+      values: [deliveryIds],
+    });
+    const accounts = [...new Set(rows.map((r) => r.accountId))];
+    const live = await liveScopes(this.query, accounts, now);
+    return rows
+      .filter(
+        (r) =>
+          !endpointMay(authorityOf(r), { type: r.type, accountId: r.eventAccountId }, live.get(r.accountId)!),
+      )
+      .map((r) => r.id);
+  }
+
+  async skip(deliveries: { id: number; leaseToken: string }[], _now: number): Promise<void> {
+    if (deliveries.length === 0) return;
+    await this.db.execute({
+      text: `UPDATE webhook_deliveries w SET status = 'failed', next_attempt_at = NULL, lease_until = NULL,
+               lease_token = NULL, last_error = '${NOT_AUTHORIZED}'
+             FROM unnest($1::bigint[], $2::text[]) AS x(id, token)
+             WHERE w.id = x.id AND w.lease_token = x.token`,
+      values: [deliveries.map((d) => d.id), deliveries.map((d) => d.leaseToken)],
+    });
+  }
+
+  async liveScopes(accountId: number, now: number): Promise<ReadonlySet<Scope>> {
+    const live = await liveScopes(this.query, [accountId], now);
+    return live.get(accountId)!;
   }
 
   async claim(q: ClaimQuery): Promise<ClaimedDelivery[]> {
@@ -303,7 +462,7 @@ export class PostgresWebhookRepository implements WebhookRepository {
       );
       await client.query(
         `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL,
-           last_error = coalesce(last_error, 'endpoint disabled') WHERE endpoint_id = $1 AND status = 'pending'`,
+           last_error = coalesce(last_error, '${ENDPOINT_DISABLED}') WHERE endpoint_id = $1 AND status = 'pending'`,
         [endpointId],
       );
     }

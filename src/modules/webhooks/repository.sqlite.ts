@@ -1,11 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import type BetterSqlite3 from 'better-sqlite3';
 import { wrap, type SqliteDatabase } from '../../db/sqlite.js';
+import { formatScopes, parseScopes, type Scope } from '../accounts/scopes.js';
 import {
+  ENDPOINT_DISABLED,
+  endpointMay,
   endpointWants,
+  FAN_OUT_ROWS,
   formatEvents,
+  NOT_AUTHORIZED,
   parseEvents,
   roomFor,
+  unionScopes,
+  type CreateEndpointResult,
   type ClaimedDelivery,
   type ClaimQuery,
   type Completion,
@@ -19,17 +26,18 @@ import {
 
 export const ENDPOINT_COLUMNS = `id, account_id AS "accountId", url, events, secret,
   previous_secret AS "previousSecret", previous_expires_at AS "previousExpiresAt", enabled,
-  disabled_reason AS "disabledReason", orders_manage AS "ordersManage", created_at AS "createdAt",
-  updated_at AS "updatedAt"`;
+  disabled_reason AS "disabledReason", orders_manage AS "ordersManage", granted_scopes AS "grantedScopes",
+  created_at AS "createdAt", updated_at AS "updatedAt"`;
 export const DELIVERY_COLUMNS = `id, endpoint_id AS "endpointId", event_id AS "eventId",
   event_type AS "eventType", status, attempts, next_attempt_at AS "nextAttemptAt",
   last_status_code AS "lastStatusCode", last_error AS "lastError", last_attempt_at AS "lastAttemptAt",
   created_at AS "createdAt"`;
 
-export type EndpointRow = Omit<EndpointRecord, 'events' | 'enabled' | 'ordersManage'> & {
+export type EndpointRow = Omit<EndpointRecord, 'events' | 'enabled' | 'ordersManage' | 'grantedScopes'> & {
   events: string;
   enabled: number;
   ordersManage: number;
+  grantedScopes: string | null;
 };
 
 export function toEndpoint(row: EndpointRow): EndpointRecord {
@@ -38,7 +46,45 @@ export function toEndpoint(row: EndpointRow): EndpointRecord {
     events: parseEvents(row.events),
     enabled: row.enabled === 1,
     ordersManage: row.ordersManage === 1,
+    grantedScopes: row.grantedScopes === null ? null : (parseScopes(row.grantedScopes) ?? []),
   };
+}
+
+/** Storage form of an endpoint's granted scopes (null: not recorded). */
+export const formatGranted = (scopes: readonly Scope[] | undefined): string | null =>
+  scopes === undefined ? null : (formatScopes([...scopes].sort()) ?? '');
+
+/** A delivery with what deciding whether its endpoint may still receive it needs. */
+export interface AuthorityRow {
+  id: number;
+  type: string;
+  eventAccountId: number | null;
+  accountId: number;
+  ordersManage: number;
+  grantedScopes: string | null;
+}
+
+export const authorityOf = (row: AuthorityRow) => ({
+  accountId: row.accountId,
+  ordersManage: row.ordersManage === 1,
+  grantedScopes: row.grantedScopes === null ? null : (parseScopes(row.grantedScopes) ?? []),
+});
+
+/** An event's fan-out cut short by the row bound: continue it after this endpoint id. */
+export interface FanOutCursor {
+  eventId: string;
+  afterEndpoint: number;
+}
+
+/** Whether the error is the unique index on (account, url) of webhook endpoints. */
+export function isDuplicateUrl(error: unknown): boolean {
+  const e = (error ?? {}) as { code?: unknown; constraint?: unknown; message?: unknown };
+  if (e.code === '23505') return e.constraint === 'webhook_endpoints_account_url';
+  return (
+    e.code === 'SQLITE_CONSTRAINT_UNIQUE' &&
+    typeof e.message === 'string' &&
+    e.message.includes('webhook_endpoints.url')
+  );
 }
 
 export interface ClaimRow {
@@ -82,8 +128,25 @@ function prepareDispatch(db: BetterSqlite3.Database) {
     undispatched: db.prepare<[number], { seq: number; id: string; type: string; accountId: number | null }>(
       'SELECT seq, id, type, account_id AS accountId FROM events WHERE dispatched = 0 ORDER BY seq LIMIT ?',
     ),
-    enabledEndpoints: db.prepare<[], EndpointRow>(
-      `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE enabled = 1`,
+    enabledEndpointsAfter: db.prepare<[number, number], EndpointRow>(
+      `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE enabled = 1 AND id > ? ORDER BY id LIMIT ?`,
+    ),
+    liveKeys: db.prepare<[string, number], { accountId: number; scopes: string | null }>(
+      `SELECT account_id AS accountId, scopes FROM api_keys
+       WHERE account_id IN (SELECT value FROM json_each(?)) AND revoked_at IS NULL
+         AND (expires_at IS NULL OR expires_at > ?)`,
+    ),
+    authority: db.prepare<[string], AuthorityRow>(
+      `SELECT d.id, d.event_type AS type, ev.account_id AS eventAccountId, e.account_id AS accountId,
+         e.orders_manage AS ordersManage, e.granted_scopes AS grantedScopes
+       FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+       LEFT JOIN events ev ON ev.id = d.event_id
+       WHERE d.id IN (SELECT value FROM json_each(?))`,
+    ),
+    skip: db.prepare(
+      `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, lease_until = NULL,
+         lease_token = NULL, last_error = '${NOT_AUTHORIZED}'
+       WHERE id = ? AND lease_token = ?`,
     ),
     insertDelivery: db.prepare(
       `INSERT OR IGNORE INTO webhook_deliveries (endpoint_id, event_id, event_type, next_attempt_at, created_at)
@@ -132,7 +195,7 @@ function prepareDispatch(db: BetterSqlite3.Database) {
     ),
     failPending: db.prepare(
       `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL,
-         last_error = coalesce(last_error, 'endpoint disabled') WHERE endpoint_id = ? AND status = 'pending'`,
+         last_error = coalesce(last_error, '${ENDPOINT_DISABLED}') WHERE endpoint_id = ? AND status = 'pending'`,
     ),
   };
 }
@@ -160,16 +223,46 @@ export class SqliteWebhookRepository implements WebhookRepository {
     return row && toEndpoint(row);
   }
 
-  createEndpoint(accountId: number, e: NewEndpoint, now: number): Promise<EndpointRecord> {
-    return this.database.write(() => {
-      const row = this.db
-        .prepare<unknown[], EndpointRow>(
-          `INSERT INTO webhook_endpoints (account_id, url, events, secret, orders_manage, created_at, updated_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING ${ENDPOINT_COLUMNS}`,
-        )
-        .get(accountId, e.url, formatEvents(e.events), e.secret, e.ordersManage ? 1 : 0, now, now)!;
-      return toEndpoint(row);
-    });
+  createEndpoint(
+    accountId: number,
+    e: NewEndpoint,
+    now: number,
+    maxEndpoints: number,
+  ): Promise<CreateEndpointResult> {
+    // One writer at a time (BEGIN IMMEDIATE): the count and the insert cannot interleave with another's.
+    return this.database.write(() =>
+      this.db
+        .transaction((): CreateEndpointResult => {
+          const held = this.db
+            .prepare<[number], number>('SELECT count(*) FROM webhook_endpoints WHERE account_id = ?')
+            .pluck(true)
+            .get(accountId)!;
+          if (held >= maxEndpoints) return { kind: 'limit', limit: maxEndpoints };
+          try {
+            const row = this.db
+              .prepare<unknown[], EndpointRow>(
+                `INSERT INTO webhook_endpoints (account_id, url, events, secret, orders_manage, granted_scopes,
+                   created_at, updated_at)
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING ${ENDPOINT_COLUMNS}`,
+              )
+              .get(
+                accountId,
+                e.url,
+                formatEvents(e.events),
+                e.secret,
+                e.ordersManage ? 1 : 0,
+                formatGranted(e.grantedScopes),
+                now,
+                now,
+              )!;
+            return { kind: 'created', endpoint: toEndpoint(row) };
+          } catch (error) {
+            if (isDuplicateUrl(error)) return { kind: 'exists' };
+            throw error;
+          }
+        })
+        .immediate(),
+    );
   }
 
   listEndpoints(q: { accountId?: number; afterId?: number; limit: number }): Promise<EndpointRecord[]> {
@@ -193,22 +286,24 @@ export class SqliteWebhookRepository implements WebhookRepository {
     id: number,
     c: EndpointChange,
     now: number,
-  ): Promise<EndpointRecord | undefined> {
+  ): Promise<EndpointRecord | 'exists' | undefined> {
     return this.database.write(() => {
       // Re-enabling clears the reason and the failing streak, so the endpoint gets its full 3 days again.
       const enabled = c.enabled === undefined ? null : c.enabled ? 1 : 0;
-      const row = this.db
-        .prepare<unknown[], EndpointRow>(
-          `UPDATE webhook_endpoints SET url = coalesce(?, url), events = coalesce(?, events),
-             enabled = coalesce(?, enabled),
+      const update = this.db.prepare<unknown[], EndpointRow>(
+        `UPDATE webhook_endpoints SET url = coalesce(?, url), events = coalesce(?, events),
+             granted_scopes = coalesce(?, granted_scopes), enabled = coalesce(?, enabled),
              disabled_reason = CASE WHEN ? IS NULL THEN disabled_reason WHEN ? = 1 THEN NULL ELSE 'disabled by the account' END,
              failing_since = CASE WHEN ? = 1 THEN NULL ELSE failing_since END,
              updated_at = ?
            WHERE id = ? AND account_id = ? RETURNING ${ENDPOINT_COLUMNS}`,
-        )
-        .get(
+      );
+      let row: EndpointRow | undefined;
+      try {
+        row = update.get(
           c.url ?? null,
           c.events ? formatEvents(c.events) : null,
+          formatGranted(c.grantedScopes),
           enabled,
           enabled,
           enabled,
@@ -217,6 +312,10 @@ export class SqliteWebhookRepository implements WebhookRepository {
           id,
           accountId,
         );
+      } catch (error) {
+        if (isDuplicateUrl(error)) return 'exists';
+        throw error;
+      }
       return row && toEndpoint(row);
     });
   }
@@ -274,23 +373,100 @@ export class SqliteWebhookRepository implements WebhookRepository {
     return (this.prepared ??= prepareDispatch(this.db));
   }
 
-  fanOut(now: number, limit: number): Promise<number> {
+  /** The transactions of one call come one after another; other writers get the lock between them. */
+  async fanOut(now: number, limit: number, maxRows = FAN_OUT_ROWS): Promise<number> {
     const s = this.dispatch;
-    const run = this.db.transaction(() => {
-      const events = s.undispatched.all(limit);
-      if (events.length === 0) return 0;
-      const endpoints = s.enabledEndpoints.all().map(toEndpoint);
+    const rowsPerTransaction = Math.max(1, maxRows);
+    const step = this.db.transaction((want: number, cursor: FanOutCursor | undefined) => {
+      const events = s.undispatched.all(want);
+      const pages = new Map<number, EndpointRecord[]>();
+      const live = new Map<number, ReadonlySet<Scope>>();
+      const endpointsAfter = (after: number): EndpointRecord[] => {
+        let page = pages.get(after);
+        if (!page) {
+          page = s.enabledEndpointsAfter.all(after, rowsPerTransaction).map(toEndpoint);
+          const unknown = [...new Set(page.map((e) => e.accountId))].filter((id) => !live.has(id));
+          if (unknown.length > 0) {
+            const keys = s.liveKeys.all(JSON.stringify(unknown), now);
+            for (const id of unknown)
+              live.set(id, unionScopes(keys.filter((k) => k.accountId === id).map((k) => k.scopes)));
+          }
+          pages.set(after, page);
+        }
+        return page;
+      };
+      let rows = 0;
+      let dispatched = 0;
       for (const event of events) {
-        for (const endpoint of endpoints) {
-          if (endpointWants(endpoint, event))
-            s.insertDelivery.run(endpoint.id, event.id, event.type, now, now);
+        let after = cursor?.eventId === event.id ? cursor.afterEndpoint : 0;
+        for (;;) {
+          const page = endpointsAfter(after);
+          for (const endpoint of page) {
+            if (endpointWants(endpoint, event, live.get(endpoint.accountId)!)) {
+              if (rows === rowsPerTransaction)
+                return { dispatched, cursor: { eventId: event.id, afterEndpoint: after } };
+              s.insertDelivery.run(endpoint.id, event.id, event.type, now, now);
+              rows++;
+            }
+            after = endpoint.id;
+          }
+          if (page.length < rowsPerTransaction) break;
         }
         s.markDispatched.run(event.seq);
+        dispatched++;
       }
-      return events.length;
+      return { dispatched, cursor: undefined };
     });
-    // Most wakes find nothing to fan out: a read answers that without taking the write lock.
-    return this.database.write(() => (s.anyUndispatched.get() === undefined ? 0 : run.immediate()));
+    let done = 0;
+    let cursor: FanOutCursor | undefined;
+    for (;;) {
+      // Most wakes find nothing to fan out: a read answers that without taking the write lock.
+      const result = await this.database.write(() =>
+        s.anyUndispatched.get() === undefined
+          ? { dispatched: 0, cursor: undefined }
+          : step.immediate(limit - done, cursor),
+      );
+      done += result.dispatched;
+      cursor = result.cursor;
+      if (cursor === undefined || done >= limit) return done;
+    }
+  }
+
+  unauthorized(deliveryIds: number[], now: number): Promise<number[]> {
+    if (deliveryIds.length === 0) return Promise.resolve([]);
+    const s = this.dispatch;
+    return wrap(() => {
+      const rows = s.authority.all(JSON.stringify(deliveryIds));
+      const accounts = [...new Set(rows.map((r) => r.accountId))];
+      const keys = s.liveKeys.all(JSON.stringify(accounts), now);
+      const live = new Map(
+        accounts.map((id) => [id, unionScopes(keys.filter((k) => k.accountId === id).map((k) => k.scopes))]),
+      );
+      return rows
+        .filter(
+          (r) =>
+            !endpointMay(
+              authorityOf(r),
+              { type: r.type, accountId: r.eventAccountId },
+              live.get(r.accountId)!,
+            ),
+        )
+        .map((r) => r.id);
+    });
+  }
+
+  skip(deliveries: { id: number; leaseToken: string }[], _now: number): Promise<void> {
+    if (deliveries.length === 0) return Promise.resolve();
+    const s = this.dispatch;
+    const run = this.db.transaction(() => {
+      for (const d of deliveries) s.skip.run(d.id, d.leaseToken);
+    });
+    return this.database.write(() => run.immediate());
+  }
+
+  liveScopes(accountId: number, now: number): Promise<ReadonlySet<Scope>> {
+    const s = this.dispatch;
+    return wrap(() => unionScopes(s.liveKeys.all(JSON.stringify([accountId]), now).map((k) => k.scopes)));
   }
 
   claim(q: ClaimQuery): Promise<ClaimedDelivery[]> {

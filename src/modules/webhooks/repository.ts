@@ -1,4 +1,5 @@
 import type { RepositoryFactory } from '../../db/database.js';
+import { effectiveScopes, parseScopes, type Scope } from '../accounts/scopes.js';
 import { PostgresWebhookRepository } from './repository.postgres.js';
 import { SqliteWebhookRepository } from './repository.sqlite.js';
 
@@ -15,7 +16,13 @@ export interface EndpointRecord {
   previousExpiresAt: number | null;
   enabled: boolean;
   disabledReason: string | null;
+  /** Whether it asked for every account's order events (its creating key had orders:manage). */
   ordersManage: boolean;
+  /**
+   * What the key that made it, or last changed its url or events, could use (effective scopes); null for
+   * endpoints made before this was recorded. It never receives more than this.
+   */
+  grantedScopes: Scope[] | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -25,13 +32,29 @@ export interface NewEndpoint {
   events: string[];
   secret: string;
   ordersManage: boolean;
+  grantedScopes: Scope[];
 }
 
 export interface EndpointChange {
   url?: string;
   events?: string[];
   enabled?: boolean;
+  grantedScopes?: Scope[];
 }
+
+export type CreateEndpointResult =
+  | { kind: 'created'; endpoint: EndpointRecord }
+  /** The account already holds `limit` endpoints. */
+  | { kind: 'limit'; limit: number }
+  /** The account already has an endpoint with this URL. */
+  | { kind: 'exists' };
+
+/** What a delivery skipped at send time says: the account no longer holds the authority (see `unauthorized`). */
+export const NOT_AUTHORIZED = 'not_authorized';
+/** What a pending delivery says when its endpoint was disabled before it could be sent. */
+export const ENDPOINT_DISABLED = 'endpoint_disabled';
+/** Delivery rows one fan-out transaction writes at most (whatever the number of accounts and endpoints). */
+export const FAN_OUT_ROWS = 1000;
 
 export interface DeliveryRecord {
   id: number;
@@ -106,11 +129,20 @@ export interface QueueStats {
  * test/contracts/webhooks.contract.test.ts):
  *
  * - Endpoint reads and writes are scoped to an account: another account's endpoint is `undefined`/false.
- * - `fanOut` takes up to `limit` undispatched events oldest first, inserts one pending delivery (due `now`)
- *   per enabled endpoint that subscribes to the type and may see it (pet.*: every account; order.*: the
- *   order's account or an endpoint created with orders:manage), and marks the events dispatched, all in one
- *   transaction. On PostgreSQL concurrent callers skip each other's events (FOR UPDATE SKIP LOCKED).
- *   Returns how many events it took.
+ * - `createEndpoint` refuses beyond `maxEndpoints` per account and a URL the account already has, also when
+ *   two requests race (SQLite: one writer; PostgreSQL: the account row is locked, and a unique index holds the
+ *   URL); `updateEndpoint` answers 'exists' for a URL another endpoint of the account has.
+ * - `fanOut` takes up to `limit` undispatched events oldest first and inserts one pending delivery (due `now`)
+ *   per enabled endpoint that `endpointWants` the event, judged by its account's live keys at that moment,
+ *   then marks the event dispatched. Each transaction writes at most `maxRows` deliveries: an event whose
+ *   fan-out is larger is continued (after the last endpoint id done) in the next transaction and marked
+ *   dispatched with its last part; a crash in between does its fan-out again, and the unique (endpoint,
+ *   event) keeps one delivery each. On PostgreSQL concurrent callers skip each other's events (FOR UPDATE
+ *   SKIP LOCKED). Returns how many events it marked dispatched.
+ * - `unauthorized` answers which of the given deliveries their endpoint's account may no longer receive
+ *   (`endpointMay` with its live keys now); `skip` fails such a leased delivery unsent, as `not_authorized`,
+ *   without counting an attempt or a failing streak.
+ * - `liveScopes` is what an account's active keys (not revoked, not expired at `now`) may use together.
  * - `claim` leases up to `limit` due pending deliveries of enabled endpoints not in `busyEndpoints` (their
  *   lease expired or they have none) until `leaseUntil`, at most `roomFor` per endpoint (the rows beyond
  *   are left alone, not leased); no delivery is held by two unexpired leases.
@@ -120,7 +152,12 @@ export interface QueueStats {
  *   410 disables the endpoint and fails its pending deliveries.
  */
 export interface WebhookRepository {
-  createEndpoint(accountId: number, endpoint: NewEndpoint, now: number): Promise<EndpointRecord>;
+  createEndpoint(
+    accountId: number,
+    endpoint: NewEndpoint,
+    now: number,
+    maxEndpoints: number,
+  ): Promise<CreateEndpointResult>;
   listEndpoints(query: { accountId?: number; afterId?: number; limit: number }): Promise<EndpointRecord[]>;
   getEndpoint(accountId: number | undefined, id: number): Promise<EndpointRecord | undefined>;
   updateEndpoint(
@@ -128,7 +165,7 @@ export interface WebhookRepository {
     id: number,
     change: EndpointChange,
     now: number,
-  ): Promise<EndpointRecord | undefined>;
+  ): Promise<EndpointRecord | 'exists' | undefined>;
   deleteEndpoint(accountId: number, id: number): Promise<boolean>;
   rotateSecret(
     accountId: number,
@@ -140,7 +177,10 @@ export interface WebhookRepository {
   listDeliveries(query: { endpointId: number; afterId?: number; limit: number }): Promise<DeliveryRecord[]>;
   /** Makes the delivery pending and due now; undefined when the endpoint has no such delivery. */
   retryDelivery(endpointId: number, deliveryId: number, now: number): Promise<DeliveryRecord | undefined>;
-  fanOut(now: number, limit: number): Promise<number>;
+  fanOut(now: number, limit: number, maxRows?: number): Promise<number>;
+  unauthorized(deliveryIds: number[], now: number): Promise<number[]>;
+  skip(deliveries: { id: number; leaseToken: string }[], now: number): Promise<void>;
+  liveScopes(accountId: number, now: number): Promise<ReadonlySet<Scope>>;
   claim(query: ClaimQuery): Promise<ClaimedDelivery[]>;
   /** Gives a lease back unattempted (claimed beyond the endpoint's concurrency). */
   release(id: number, leaseToken: string): Promise<void>;
@@ -153,14 +193,52 @@ export const webhookRepository: RepositoryFactory<WebhookRepository> = {
   postgres: (db) => new PostgresWebhookRepository(db),
 };
 
-/** Who may receive an event (DESIGN 4.4 visibility) and whether the endpoint subscribes to its type. */
-export function endpointWants(
-  endpoint: { accountId: number; events: string[]; ordersManage: boolean },
+type EndpointAuthority = Pick<EndpointRecord, 'accountId' | 'ordersManage' | 'grantedScopes'>;
+
+/**
+ * Whether an endpoint may receive an event now: its account's live keys (`live`) and the key that set it up
+ * (`grantedScopes`) both hold the event's read scope. pet.*: pets:read or events:read; the account's own
+ * order.*: orders:read; another account's order.*: orders:manage, and only for an endpoint made with it.
+ * Types this release does not know reach nobody.
+ */
+export function endpointMay(
+  endpoint: EndpointAuthority,
   event: { type: string; accountId: number | null },
+  live: ReadonlySet<Scope>,
+): boolean {
+  const granted = endpoint.grantedScopes;
+  const may = (scope: Scope): boolean => live.has(scope) && (granted === null || granted.includes(scope));
+  if (event.type.startsWith('pet.')) return may('pets:read') || may('events:read');
+  if (!event.type.startsWith('order.')) return false;
+  if (event.accountId === endpoint.accountId) return may('orders:read');
+  return endpoint.ordersManage && may('orders:manage');
+}
+
+/** Subscribed to the event's type and allowed to receive it (endpointMay). */
+export function endpointWants(
+  endpoint: EndpointAuthority & { events: string[] },
+  event: { type: string; accountId: number | null },
+  live: ReadonlySet<Scope>,
 ): boolean {
   if (!endpoint.events.includes('*') && !endpoint.events.includes(event.type)) return false;
-  if (!event.type.startsWith('order.')) return true;
-  return endpoint.ordersManage || endpoint.accountId === event.accountId;
+  return endpointMay(endpoint, event, live);
+}
+
+/** Which order events an endpoint receives now: every account's, or its own account's. */
+export function orderScope(endpoint: EndpointAuthority, live: ReadonlySet<Scope>): 'all' | 'own' {
+  const granted = endpoint.grantedScopes;
+  return endpoint.ordersManage &&
+    live.has('orders:manage') &&
+    (granted === null || granted.includes('orders:manage'))
+    ? 'all'
+    : 'own';
+}
+
+/** What a set of keys (their stored scope lists) may use together. */
+export function unionScopes(stored: readonly (string | null)[]): Set<Scope> {
+  const all = new Set<Scope>();
+  for (const scopes of stored) for (const scope of effectiveScopes(parseScopes(scopes))) all.add(scope);
+  return all;
 }
 
 /** Storage form of an endpoint's event list: space-separated (types contain no spaces). */

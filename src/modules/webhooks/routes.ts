@@ -2,17 +2,21 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import type { FastifyRequest } from 'fastify';
+import { DEFAULT_MAX_WEBHOOK_ENDPOINTS } from '../../config.js';
 import { hasScope } from '../../http/access.js';
 import { ApiError } from '../../http/errors.js';
 import { mergePatchBody, requireDeclaredBody } from '../../http/merge-patch.js';
 import { decodeCursor, sendPage } from '../../http/paging.js';
 import { errorResponses, linkHeader, locationHeader } from '../../http/responses.js';
 import { MAX_ID, ref } from '../../http/schemas.js';
+import type { Scope } from '../accounts/scopes.js';
 import type { ModuleContext } from '../module.js';
 import { urlProblem } from './delivery.js';
-import { webhookRepository, type DeliveryRecord, type EndpointRecord } from './repository.js';
+import { orderScope, webhookRepository, type DeliveryRecord, type EndpointRecord } from './repository.js';
 import {
   DeliveryIdParams,
+  EVENT_TYPES,
   EndpointIdParams,
   NewWebhookEndpoint,
   PageQuery,
@@ -20,7 +24,6 @@ import {
   WebhookEndpoint,
   WebhookEndpointPatch,
   WebhookEndpointWithSecret,
-  MAX_ERROR_LENGTH,
 } from './schemas.js';
 
 /** How long the previous secret keeps signing after a rotation. */
@@ -34,13 +37,20 @@ export function newSecret(): string {
   return `whsec_${randomBytes(24).toString('base64')}`;
 }
 
+/** Error responses with the descriptions of this module's own codes. */
+function described(status: number, description: string) {
+  return { [status]: { ...errorResponses(status)[status]!, description } };
+}
+
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
-export function renderEndpoint(e: EndpointRecord): WebhookEndpoint {
+/** `live`: what the account's active keys may use now (it decides `scope`). */
+export function renderEndpoint(e: EndpointRecord, live: ReadonlySet<Scope>): WebhookEndpoint {
   return {
     id: e.id,
     url: e.url,
     events: e.events,
+    scope: orderScope(e, live),
     enabled: e.enabled,
     disabledReason: e.disabledReason,
     createdAt: new Date(e.createdAt).toISOString(),
@@ -56,11 +66,7 @@ export function renderDelivery(d: DeliveryRecord): WebhookDelivery {
     status: d.status,
     attempts: d.attempts,
     lastStatusCode: d.lastStatusCode,
-    // Bounded as documented: an error text may quote a host name or a system message of any length.
-    lastError:
-      d.lastError === null || d.lastError.length <= MAX_ERROR_LENGTH
-        ? d.lastError
-        : `${d.lastError.slice(0, MAX_ERROR_LENGTH - 1)}…`,
+    lastError: d.lastError,
     lastAttemptAt: iso(d.lastAttemptAt),
     nextAttemptAt: d.status === 'pending' ? iso(d.nextAttemptAt) : null,
     createdAt: new Date(d.createdAt).toISOString(),
@@ -70,12 +76,57 @@ export function renderDelivery(d: DeliveryRecord): WebhookDelivery {
 const notFound = (id: number) =>
   new ApiError('webhook_endpoint_not_found', `No webhook endpoint with id ${id}.`);
 
+const exists = () =>
+  new ApiError('webhook_endpoint_exists', 'This account already has a webhook endpoint with this URL.');
+
+/**
+ * The scopes an endpoint with these events needs, each as the scopes that grant it: pet.*: events:read or
+ * pets:read; order.*: orders:read, and orders:manage for an endpoint receiving every account's orders.
+ */
+function neededScopes(events: readonly string[], ordersManage: boolean): Scope[][] {
+  const types: readonly string[] = events.includes('*') ? EVENT_TYPES : events;
+  const needed: Scope[][] = [];
+  if (types.some((t) => t.startsWith('pet.'))) needed.push(['events:read', 'pets:read']);
+  if (types.some((t) => t.startsWith('order.'))) {
+    needed.push(['orders:read']);
+    if (ordersManage) needed.push(['orders:manage']);
+  }
+  return needed;
+}
+
+/**
+ * Pointing an endpoint somewhere else, changing what it receives or sending a delivery again hands over
+ * what its events carry: the key must be able to read them itself, not only hold webhooks:write. 403
+ * insufficient_scope naming the missing scopes, like the access hook's.
+ */
+function requireEventScopes(request: FastifyRequest, events: readonly string[], ordersManage: boolean): void {
+  const granted = request.principal!.scopes;
+  const missing = neededScopes(events, ordersManage).filter((any) => !any.some((s) => granted.has(s)));
+  if (missing.length === 0) return;
+  throw new ApiError(
+    'insufficient_scope',
+    `This API key lacks the scope ${missing.map((any) => any.map((s) => `"${s}"`).join(' or ')).join(', ')} ` +
+      "that this endpoint's events need.",
+    undefined,
+    {
+      'www-authenticate': `Bearer realm="pet-adoption", error="insufficient_scope", scope="${missing
+        .map((any) => any[0])
+        .join(' ')}"`,
+    },
+  );
+}
+
+/** What the key may use, as recorded on the endpoint it sets up (sorted: the stored form is stable). */
+const grantOf = (request: FastifyRequest): Scope[] => [...request.principal!.scopes].sort();
+
 export const webhookRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
   app,
   { database, clock, config },
 ) => {
   const repo = database.repository(webhookRepository);
   const allowHosts = config.webhookAllowHosts ?? [];
+  const maxEndpoints = config.maxWebhookEndpoints ?? DEFAULT_MAX_WEBHOOK_ENDPOINTS;
+  const live = (accountId: number) => repo.liveScopes(accountId, clock());
 
   const checkUrl = (url: string | undefined): void => {
     const problem = url === undefined ? undefined : urlProblem(url, allowHosts);
@@ -103,8 +154,12 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
         summary: 'Register a webhook endpoint',
         description:
           'Events of the given types are POSTed to `url`, signed per the Standard Webhooks specification. The ' +
-          'answer carries the signing `secret`, shown only here (and on rotation). `order.*` events reach the ' +
-          "order's account, and every account whose creating key had `orders:manage`.",
+          'answer carries the signing `secret`, shown only here (and on rotation). What the endpoint receives ' +
+          "is decided when each event is fanned out, from the account's active keys: `pet.*` while one holds " +
+          "`pets:read` or `events:read`, the account's own `order.*` while one holds `orders:read`, every " +
+          "account's `order.*` (`scope: all`) only if this key has `orders:manage` and while an active key " +
+          'holds it; never more than this key itself may read. An account holds at most MAX_WEBHOOK_ENDPOINTS ' +
+          '(default 16) endpoints, each URL once.',
         body: ref(NewWebhookEndpoint),
         response: {
           201: {
@@ -112,26 +167,42 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
             headers: { Location: locationHeader('`/v1/webhook-endpoints/{id}`.') },
           },
           ...errorResponses(400, 401, 403, 413, 415),
+          ...described(
+            409,
+            '`webhook_endpoint_limit` (the account holds MAX_WEBHOOK_ENDPOINTS endpoints) or ' +
+              '`webhook_endpoint_exists` (the account already has an endpoint with this URL).',
+          ),
         },
       },
     },
     async (request, reply) => {
       checkUrl(request.body.url);
       const secret = newSecret();
-      const endpoint = await repo.createEndpoint(
-        accountOf(request),
+      const accountId = accountOf(request);
+      const created = await repo.createEndpoint(
+        accountId,
         {
           url: request.body.url,
           events: request.body.events,
           secret,
           ordersManage: hasScope(request, 'orders:manage'),
+          grantedScopes: grantOf(request),
         },
         clock(),
+        maxEndpoints,
       );
+      if (created.kind === 'exists') throw exists();
+      if (created.kind === 'limit') {
+        throw new ApiError(
+          'webhook_endpoint_limit',
+          `This account already holds ${created.limit} webhook endpoints, the most it may; delete one first.`,
+        );
+      }
+      const { endpoint } = created;
       return reply
         .code(201)
         .header('location', `/v1/webhook-endpoints/${endpoint.id}`)
-        .send({ ...renderEndpoint(endpoint), secret });
+        .send({ ...renderEndpoint(endpoint, await live(accountId)), secret });
     },
   );
 
@@ -158,8 +229,12 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
     async (request, reply) => {
       const { limit = 20, cursor } = request.query;
       const afterId = cursor === undefined ? undefined : decodeCursor(cursor);
-      const rows = await repo.listEndpoints({ accountId: accountOf(request), afterId, limit: limit + 1 });
-      return sendPage(reply, rows, { path: '/v1/webhook-endpoints', limit }).map(renderEndpoint);
+      const accountId = accountOf(request);
+      const rows = await repo.listEndpoints({ accountId, afterId, limit: limit + 1 });
+      const scopes = await live(accountId);
+      return sendPage(reply, rows, { path: '/v1/webhook-endpoints', limit }).map((e) =>
+        renderEndpoint(e, scopes),
+      );
     },
   );
 
@@ -179,7 +254,10 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
         },
       },
     },
-    async (request) => renderEndpoint(await own(accountOf(request), request.params.endpointId)),
+    async (request) => {
+      const accountId = accountOf(request);
+      return renderEndpoint(await own(accountId, request.params.endpointId), await live(accountId));
+    },
   );
 
   app.patch(
@@ -193,20 +271,36 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
         summary: 'Change a webhook endpoint',
         description:
           'A JSON Merge Patch (`application/merge-patch+json` or `application/json`) of `url`, `events` and ' +
-          '`enabled`. Re-enabling a disabled endpoint resumes its pending deliveries.',
+          '`enabled`. Re-enabling a disabled endpoint resumes its pending deliveries. Changing `url` or ' +
+          '`events` needs, besides `webhooks:write`, the scopes the resulting events need (`pet.*`: ' +
+          '`pets:read` or `events:read`; `order.*`: `orders:read`, and `orders:manage` for an endpoint made ' +
+          'with it); otherwise `403 insufficient_scope` naming them.',
         params: EndpointIdParams,
         body: mergePatchBody(ref(WebhookEndpointPatch)),
-        response: { 200: ref(WebhookEndpoint), ...errorResponses(400, 401, 403, 404, 413, 415) },
+        response: {
+          200: ref(WebhookEndpoint),
+          ...errorResponses(400, 401, 403, 404, 413, 415),
+          ...described(409, '`webhook_endpoint_exists`: another endpoint of the account has this URL.'),
+        },
       },
     },
     async (request) => {
       const id = request.params.endpointId;
       const change = request.body as WebhookEndpointPatch;
       checkUrl(change.url);
-      const updated =
-        id <= MAX_ID ? await repo.updateEndpoint(accountOf(request), id, change, clock()) : undefined;
+      const accountId = accountOf(request);
+      const endpoint = await own(accountId, id);
+      const redirects = change.url !== undefined || change.events !== undefined;
+      if (redirects) requireEventScopes(request, change.events ?? endpoint.events, endpoint.ordersManage);
+      const updated = await repo.updateEndpoint(
+        accountId,
+        id,
+        redirects ? { ...change, grantedScopes: grantOf(request) } : change,
+        clock(),
+      );
+      if (updated === 'exists') throw exists();
       if (!updated) throw notFound(id);
-      return renderEndpoint(updated);
+      return renderEndpoint(updated, await live(accountId));
     },
   );
 
@@ -254,7 +348,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
           ? await repo.rotateSecret(accountOf(request), id, secret, now + PREVIOUS_SECRET_MS, now)
           : undefined;
       if (!rotated) throw notFound(id);
-      return { ...renderEndpoint(rotated), secret };
+      return { ...renderEndpoint(rotated, await live(accountOf(request))), secret };
     },
   );
 
@@ -297,13 +391,18 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
         operationId: 'retryWebhookDelivery',
         tags,
         summary: 'Send a delivery again now',
-        description: '`202`: the delivery is pending and due now, whatever its status was.',
+        description:
+          '`202`: the delivery is pending and due now, whatever its status was. Needs, besides ' +
+          "`webhooks:write`, the scopes the endpoint's events need (as for changing its `url`); otherwise " +
+          '`403 insufficient_scope`. When it is sent, the account must still hold an active key that may ' +
+          'read the event, or it fails as `not_authorized`.',
         params: DeliveryIdParams,
         response: { 202: ref(WebhookDelivery), ...errorResponses(400, 401, 403, 404) },
       },
     },
     async (request, reply) => {
       const endpoint = await own(accountOf(request), request.params.endpointId);
+      requireEventScopes(request, endpoint.events, endpoint.ordersManage);
       const { deliveryId } = request.params;
       const delivery =
         deliveryId <= MAX_ID ? await repo.retryDelivery(endpoint.id, deliveryId, clock()) : undefined;

@@ -3,9 +3,6 @@ import { Type, type Static } from 'typebox';
 import { pageQuery } from '../../http/paging.js';
 import { INT64_MAX, issuedId, MAX_ID, timestamp } from '../../http/schemas.js';
 
-/** The longest `lastError` a delivery shows (longer texts are cut). */
-export const MAX_ERROR_LENGTH = 1000;
-
 export const EVENT_TYPES = [
   'pet.created',
   'pet.updated',
@@ -38,6 +35,15 @@ const endpointProperties = {
   id: issuedId('Assigned by the service.', 3),
   url: Url,
   events: EventTypes,
+  scope: Type.Unsafe<'own' | 'all'>({
+    type: 'string',
+    enum: ['own', 'all'],
+    description:
+      "Which `order.*` events it receives, as of this answer: `all` (every account's) while the key that made " +
+      'it had `orders:manage` and an active key of the account has it; otherwise `own` (the account’s own ' +
+      'orders, while an active key has `orders:read`). Decided again for every event, from the keys active then.',
+    example: 'own',
+  }),
   enabled: Type.Boolean({ description: 'Disabled endpoints receive nothing; their deliveries wait.' }),
   disabledReason: nullable(
     Type.String({
@@ -54,6 +60,7 @@ const ENDPOINT_EXAMPLE = {
   id: 3,
   url: 'https://shop.example.com/hooks/pet-adoption',
   events: ['pet.created', 'order.placed'],
+  scope: 'own',
   enabled: true,
   disabledReason: null,
   createdAt: '2026-06-15T12:00:30.000Z',
@@ -155,9 +162,17 @@ export const WebhookDelivery = Type.Object(
     ),
     lastError: nullable(
       Type.String({
-        maxLength: MAX_ERROR_LENGTH,
-        description: 'Why the last attempt failed.',
-        example: 'the receiver answered 503',
+        maxLength: 32,
+        pattern:
+          '^(dns_failed|address_not_allowed|connect_failed|timeout|tls_failed|http_[1-9][0-9]{2}|not_authorized|endpoint_disabled)$',
+        description:
+          'Why the last attempt failed, as a category: `dns_failed` (the host did not resolve), ' +
+          '`address_not_allowed` (it resolved to a private, loopback or otherwise non-public address), ' +
+          '`connect_failed` (no connection, or it broke before an answer), `timeout` (no answer in 15 s), ' +
+          '`tls_failed` (handshake or certificate), `http_<status>` (the receiver answered a non-2xx status), ' +
+          '`not_authorized` (not sent: the account no longer holds an active key that may read the event), ' +
+          '`endpoint_disabled` (not sent: the endpoint was disabled).',
+        example: 'http_503',
       }),
     ),
     lastAttemptAt: nullable(time('When the last attempt ended.')),

@@ -23,6 +23,8 @@ export const ERROR_CODES = [
   'invalid_transition', // 409
   'pet_not_available', // 409
   'open_order_limit', // 409
+  'webhook_endpoint_limit', // 409
+  'webhook_endpoint_exists', // 409
   'request_timeout', // 408
   'gone', // 410
   'precondition_failed', // 412

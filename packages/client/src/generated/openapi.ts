@@ -234,7 +234,7 @@ export interface paths {
     put?: never;
     /**
      * Register a webhook endpoint
-     * @description Events of the given types are POSTed to `url`, signed per the Standard Webhooks specification. The answer carries the signing `secret`, shown only here (and on rotation). `order.*` events reach the order's account, and every account whose creating key had `orders:manage`.
+     * @description Events of the given types are POSTed to `url`, signed per the Standard Webhooks specification. The answer carries the signing `secret`, shown only here (and on rotation). What the endpoint receives is decided when each event is fanned out, from the account's active keys: `pet.*` while one holds `pets:read` or `events:read`, the account's own `order.*` while one holds `orders:read`, every account's `order.*` (`scope: all`) only if this key has `orders:manage` and while an active key holds it; never more than this key itself may read. An account holds at most MAX_WEBHOOK_ENDPOINTS (default 16) endpoints, each URL once.
      */
     post: operations['createWebhookEndpoint'];
     delete?: never;
@@ -266,7 +266,7 @@ export interface paths {
     head?: never;
     /**
      * Change a webhook endpoint
-     * @description A JSON Merge Patch (`application/merge-patch+json` or `application/json`) of `url`, `events` and `enabled`. Re-enabling a disabled endpoint resumes its pending deliveries.
+     * @description A JSON Merge Patch (`application/merge-patch+json` or `application/json`) of `url`, `events` and `enabled`. Re-enabling a disabled endpoint resumes its pending deliveries. Changing `url` or `events` needs, besides `webhooks:write`, the scopes the resulting events need (`pet.*`: `pets:read` or `events:read`; `order.*`: `orders:read`, and `orders:manage` for an endpoint made with it); otherwise `403 insufficient_scope` naming them.
      */
     patch: operations['updateWebhookEndpoint'];
     trace?: never;
@@ -322,7 +322,7 @@ export interface paths {
     put?: never;
     /**
      * Send a delivery again now
-     * @description `202`: the delivery is pending and due now, whatever its status was.
+     * @description `202`: the delivery is pending and due now, whatever its status was. Needs, besides `webhooks:write`, the scopes the endpoint's events need (as for changing its `url`); otherwise `403 insufficient_scope`. When it is sent, the account must still hold an active key that may read the event, or it fails as `not_authorized`.
      */
     post: operations['retryWebhookDelivery'];
     delete?: never;
@@ -376,6 +376,8 @@ export interface components {
         | 'invalid_transition'
         | 'pet_not_available'
         | 'open_order_limit'
+        | 'webhook_endpoint_limit'
+        | 'webhook_endpoint_exists'
         | 'request_timeout'
         | 'gone'
         | 'precondition_failed'
@@ -667,6 +669,7 @@ export interface components {
      *         "pet.created",
      *         "order.placed"
      *       ],
+     *       "scope": "own",
      *       "enabled": true,
      *       "disabledReason": null,
      *       "createdAt": "2026-06-15T12:00:30.000Z",
@@ -702,6 +705,12 @@ export interface components {
         | 'order.cancelled'
         | '*'
       )[];
+      /**
+       * @description Which `order.*` events it receives, as of this answer: `all` (every account's) while the key that made it had `orders:manage` and an active key of the account has it; otherwise `own` (the account’s own orders, while an active key has `orders:read`). Decided again for every event, from the keys active then.
+       * @example own
+       * @enum {string}
+       */
+      scope: 'own' | 'all';
       /** @description Disabled endpoints receive nothing; their deliveries wait. */
       enabled: boolean;
       disabledReason: string | null;
@@ -3734,6 +3743,12 @@ export interface operations {
               | 'order.cancelled'
               | '*'
             )[];
+            /**
+             * @description Which `order.*` events it receives, as of this answer: `all` (every account's) while the key that made it had `orders:manage` and an active key of the account has it; otherwise `own` (the account’s own orders, while an active key has `orders:read`). Decided again for every event, from the keys active then.
+             * @example own
+             * @enum {string}
+             */
+            scope: 'own' | 'all';
             /** @description Disabled endpoints receive nothing; their deliveries wait. */
             enabled: boolean;
             disabledReason: string | null;
@@ -3803,6 +3818,22 @@ export interface operations {
           'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
           /** @description `Bearer realm="pet-adoption", error="insufficient_scope", scope="webhooks:write"`. */
           'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `webhook_endpoint_limit` (the account holds MAX_WEBHOOK_ENDPOINTS endpoints) or `webhook_endpoint_exists` (the account already has an endpoint with this URL). */
+      409: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
           [name: string]: unknown;
         };
         content: {
@@ -4294,6 +4325,22 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description `webhook_endpoint_exists`: another endpoint of the account has this URL. */
+      409: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description Body larger than 16 KiB. */
       413: {
         headers: {
@@ -4434,6 +4481,12 @@ export interface operations {
               | 'order.cancelled'
               | '*'
             )[];
+            /**
+             * @description Which `order.*` events it receives, as of this answer: `all` (every account's) while the key that made it had `orders:manage` and an active key of the account has it; otherwise `own` (the account’s own orders, while an active key has `orders:read`). Decided again for every event, from the keys active then.
+             * @example own
+             * @enum {string}
+             */
+            scope: 'own' | 'all';
             /** @description Disabled endpoints receive nothing; their deliveries wait. */
             enabled: boolean;
             disabledReason: string | null;
