@@ -3,9 +3,11 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { wrap, type SqliteDatabase } from '../../db/sqlite.js';
 import {
   endpointWants,
+  fairOrder,
   formatEvents,
   parseEvents,
   roomFor,
+  type ClaimCandidate,
   type ClaimedDelivery,
   type ClaimQuery,
   type Completion,
@@ -44,6 +46,7 @@ export function toEndpoint(row: EndpointRow): EndpointRecord {
 export interface ClaimRow {
   id: number;
   endpointId: number;
+  accountId: number;
   url: string;
   secret: string;
   previousSecret: string | null;
@@ -60,6 +63,7 @@ export function toClaimed(row: ClaimRow, leaseToken: string, now: number): Claim
     id: row.id,
     leaseToken,
     endpointId: row.endpointId,
+    accountId: row.accountId,
     url: row.url,
     secrets,
     eventId: row.eventId,
@@ -88,20 +92,25 @@ function prepareDispatch(db: BetterSqlite3.Database) {
        VALUES (?, ?, ?, ?, ?)`,
     ),
     markDispatched: db.prepare('UPDATE events SET dispatched = 1 WHERE seq = ?'),
-    anyOpenEndpoint: db
-      .prepare<[string], number>(
-        'SELECT 1 FROM webhook_endpoints WHERE enabled = 1 AND id NOT IN (SELECT value FROM json_each(?)) LIMIT 1',
-      )
-      .pluck(true),
-    due: db.prepare<unknown[], ClaimRow>(
-      `SELECT d.id, d.endpoint_id AS endpointId, e.url, e.secret, e.previous_secret AS previousSecret,
-         e.previous_expires_at AS previousExpiresAt, d.event_id AS eventId, ev.payload, d.attempts
+    openEndpoints: db.prepare<[string], { id: number; accountId: number }>(
+      `SELECT id, account_id AS accountId FROM webhook_endpoints
+       WHERE enabled = 1 AND id NOT IN (SELECT value FROM json_each(?))`,
+    ),
+    // One endpoint's oldest due rows, on its own index range (no other endpoint's backlog is read).
+    dueOf: db.prepare<[number, number, number, number], { id: number; nextAttemptAt: number }>(
+      `SELECT id, next_attempt_at AS nextAttemptAt FROM webhook_deliveries INDEXED BY webhook_deliveries_endpoint_due
+       WHERE endpoint_id = ? AND status = 'pending' AND next_attempt_at <= ?
+         AND (lease_until IS NULL OR lease_until <= ?)
+       ORDER BY next_attempt_at, id LIMIT ?`,
+    ),
+    claimed: db.prepare<[number], ClaimRow>(
+      `SELECT d.id, d.endpoint_id AS endpointId, e.account_id AS accountId, e.url, e.secret,
+         e.previous_secret AS previousSecret, e.previous_expires_at AS previousExpiresAt, d.event_id AS eventId,
+         ev.payload, d.attempts
        FROM webhook_deliveries d
        JOIN webhook_endpoints e ON e.id = d.endpoint_id
        JOIN events ev ON ev.id = d.event_id
-       WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND (d.lease_until IS NULL OR d.lease_until <= ?)
-         AND e.enabled = 1 AND d.endpoint_id NOT IN (SELECT value FROM json_each(?))
-       ORDER BY d.next_attempt_at, d.id LIMIT ?`,
+       WHERE d.id = ?`,
     ),
     lease: db.prepare('UPDATE webhook_deliveries SET lease_until = ?, lease_token = ? WHERE id = ?'),
     release: db.prepare(
@@ -292,28 +301,22 @@ export class SqliteWebhookRepository implements WebhookRepository {
 
   claim(q: ClaimQuery): Promise<ClaimedDelivery[]> {
     const s = this.dispatch;
-    // Every enabled endpoint at its share: nothing can be claimed, and the due query would read the whole
-    // backlog of the full ones to find so.
-    if (q.busyEndpoints.length > 0) {
-      try {
-        if (s.anyOpenEndpoint.get(JSON.stringify(q.busyEndpoints)) === undefined) return Promise.resolve([]);
-      } catch (error) {
-        return wrap(() => {
-          throw error;
-        });
-      }
-    }
     const run = this.db.transaction(() => {
+      const candidates: ClaimCandidate[] = [];
+      for (const endpoint of s.openEndpoints.all(JSON.stringify(q.busyEndpoints))) {
+        if (q.perAccount !== undefined && (q.accountInFlight?.[endpoint.accountId] ?? 0) >= q.perAccount)
+          continue;
+        const room = Math.min(q.limit, roomFor(q, endpoint.id));
+        if (room <= 0) continue;
+        for (const row of s.dueOf.all(endpoint.id, q.now, q.now, room)) {
+          candidates.push({ ...row, endpointId: endpoint.id, accountId: endpoint.accountId });
+        }
+      }
       const token = newLeaseToken();
-      const taken = new Map<number, number>();
-      const rows = s.due.all(q.now, q.now, JSON.stringify(q.busyEndpoints), q.limit).filter((row) => {
-        const n = taken.get(row.endpointId) ?? 0;
-        if (n >= roomFor(q, row.endpointId)) return false;
-        taken.set(row.endpointId, n + 1);
-        return true;
+      return fairOrder(q, candidates).map((c) => {
+        s.lease.run(q.leaseUntil, token, c.id);
+        return toClaimed(s.claimed.get(c.id)!, token, q.now);
       });
-      for (const row of rows) s.lease.run(q.leaseUntil, token, row.id);
-      return rows.map((row) => toClaimed(row, token, q.now));
     });
     return this.database.write(() => run.immediate());
   }
