@@ -257,5 +257,27 @@ for (const backend of await backends()) {
         assert.equal(hanging.ids.length, 32);
       },
     );
+
+    test('a stream of writes that commit no event does not put off the poll that finds a due retry', async () => {
+      const { key } = await ctx.createKey();
+      const failing = receiver((n, res) => answer(n === 1 ? 500 : 200, res));
+      const failingId = await createEndpoint(key, await failing.start(), ['*']);
+      await insertEvent(ctx.database, { type: 'pet.created', createdAt: ctx.clock.now });
+      start();
+      await within(
+        PROMPTLY_MS,
+        'the 500 on record',
+        untilRecorded(async () => (await firstDelivery(key, failingId))?.attempts === 1),
+      );
+      // What the server does after every write (a 400, a key change, ...): a wake, which fans out nothing.
+      const writes = setInterval(() => dispatcher!.wake(), 100);
+      try {
+        ctx.clock.advance(5_000);
+        await within(PROMPTLY_MS, 'the retry once due', failing.waitFor(2));
+      } finally {
+        clearInterval(writes);
+      }
+      assert.equal(failing.ids[1], failing.ids[0]);
+    });
   });
 }
