@@ -97,20 +97,16 @@ function prepareDispatch(db: BetterSqlite3.Database) {
        WHERE enabled = 1 AND id NOT IN (SELECT value FROM json_each(?))`,
     ),
     // One endpoint's oldest due rows, on its own index range (no other endpoint's backlog is read).
-    dueOf: db.prepare<[number, number, number, number], { id: number; nextAttemptAt: number }>(
-      `SELECT id, next_attempt_at AS nextAttemptAt FROM webhook_deliveries INDEXED BY webhook_deliveries_endpoint_due
-       WHERE endpoint_id = ? AND status = 'pending' AND next_attempt_at <= ?
-         AND (lease_until IS NULL OR lease_until <= ?)
-       ORDER BY next_attempt_at, id LIMIT ?`,
-    ),
-    claimed: db.prepare<[number], ClaimRow>(
+    dueOf: db.prepare<[number, number, number, number], ClaimRow & { nextAttemptAt: number }>(
       `SELECT d.id, d.endpoint_id AS endpointId, e.account_id AS accountId, e.url, e.secret,
          e.previous_secret AS previousSecret, e.previous_expires_at AS previousExpiresAt, d.event_id AS eventId,
-         ev.payload, d.attempts
-       FROM webhook_deliveries d
+         ev.payload, d.attempts, d.next_attempt_at AS nextAttemptAt
+       FROM webhook_deliveries d INDEXED BY webhook_deliveries_endpoint_due
        JOIN webhook_endpoints e ON e.id = d.endpoint_id
        JOIN events ev ON ev.id = d.event_id
-       WHERE d.id = ?`,
+       WHERE d.endpoint_id = ? AND d.status = 'pending' AND d.next_attempt_at <= ?
+         AND (d.lease_until IS NULL OR d.lease_until <= ?)
+       ORDER BY d.next_attempt_at, d.id LIMIT ?`,
     ),
     lease: db.prepare('UPDATE webhook_deliveries SET lease_until = ?, lease_token = ? WHERE id = ?'),
     release: db.prepare(
@@ -302,26 +298,18 @@ export class SqliteWebhookRepository implements WebhookRepository {
   claim(q: ClaimQuery): Promise<ClaimedDelivery[]> {
     const s = this.dispatch;
     const run = this.db.transaction(() => {
-      const candidates: ClaimCandidate[] = [];
+      const candidates: (ClaimRow & ClaimCandidate)[] = [];
       for (const endpoint of s.openEndpoints.all(JSON.stringify(q.busyEndpoints))) {
         if (q.perAccount !== undefined && (q.accountInFlight?.[endpoint.accountId] ?? 0) >= q.perAccount)
           continue;
         const room = Math.min(q.limit, roomFor(q, endpoint.id));
-        if (room <= 0) continue;
-        for (const row of s.dueOf.all(endpoint.id, q.now, q.now, room)) {
-          candidates.push({ ...row, endpointId: endpoint.id, accountId: endpoint.accountId });
-        }
+        if (room > 0) candidates.push(...s.dueOf.all(endpoint.id, q.now, q.now, room));
       }
       const token = newLeaseToken();
-      const claimed: ClaimedDelivery[] = [];
-      for (const c of fairOrder(q, candidates)) {
-        // Its event purged (the feed keeps 30 days): nothing to send, as the join always skipped it.
-        const row = s.claimed.get(c.id);
-        if (row === undefined) continue;
-        s.lease.run(q.leaseUntil, token, c.id);
-        claimed.push(toClaimed(row, token, q.now));
-      }
-      return claimed;
+      return fairOrder(q, candidates).map((row) => {
+        s.lease.run(q.leaseUntil, token, row.id);
+        return toClaimed(row, token, q.now);
+      });
     });
     return this.database.write(() => run.immediate());
   }

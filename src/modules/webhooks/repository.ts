@@ -105,8 +105,8 @@ export interface ClaimCandidate {
  * in flight before one holding slots, whatever the age of their rows), at most `perAccount` per account,
  * at most `limit` in all. The candidates come at most `roomFor` per endpoint, oldest first.
  */
-export function fairOrder(q: ClaimQuery, candidates: readonly ClaimCandidate[]): ClaimCandidate[] {
-  const byAge = (a: ClaimCandidate, b: ClaimCandidate) => a.nextAttemptAt - b.nextAttemptAt || a.id - b.id;
+export function fairOrder<C extends ClaimCandidate>(q: ClaimQuery, candidates: readonly C[]): C[] {
+  const byAge = (a: C, b: C) => a.nextAttemptAt - b.nextAttemptAt || a.id - b.id;
   const endpointRank = new Map<number, number>();
   const ranked = [...candidates].sort(byAge).map((c) => {
     const rank = (endpointRank.get(c.endpointId) ?? q.inFlight?.[c.endpointId] ?? 0) + 1;
