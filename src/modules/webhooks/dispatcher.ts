@@ -10,9 +10,12 @@
  * and the SQLite queues found are single-process toys without leases. Leases plus FOR UPDATE SKIP LOCKED
  * are a few statements per backend (see repository.*.ts).
  *
- * Bounds: at most `concurrency` deliveries in flight per instance and `perEndpoint` per endpoint, so a slow
- * or hanging receiver holds at most its own slots for at most `timeoutMs`, never an API request (sending
- * runs on the event loop, off the request path) nor another endpoint.
+ * Bounds: at most `concurrency` deliveries in flight per instance, `perEndpoint` per endpoint and
+ * `perAccount` per account, so a slow or hanging receiver holds at most its own slots for at most
+ * `timeoutMs`, never an API request (sending runs on the event loop, off the request path) nor another
+ * endpoint, and one account's receivers never hold every slot. Free slots go to the least loaded account
+ * and endpoint first (repository.ts fairOrder), so another endpoint's backlog never stands in front of a
+ * due retry or another account's first delivery.
  */
 import { Webhook } from 'standardwebhooks';
 import { Counter, Registry } from 'prom-client';
@@ -62,6 +65,8 @@ export interface DispatcherOptions {
    */
   busy?: () => boolean;
   perEndpoint?: number;
+  /** Deliveries in flight per account (default: half of `concurrency`, at least `perEndpoint`). */
+  perAccount?: number;
   timeoutMs?: number;
   leaseMs?: number;
   /** Where the metrics go (the app's /metrics registry); a private one if omitted. */
@@ -80,9 +85,11 @@ export class WebhookDispatcher {
   private readonly clock: Clock;
   private readonly concurrency: number;
   private readonly perEndpoint: number;
+  private readonly perAccount: number;
   private readonly timeoutMs: number;
   private readonly leaseMs: number;
   private readonly inFlight = new Map<number, number>();
+  private readonly accountInFlight = new Map<number, number>();
   private readonly running = new Set<Promise<void>>();
   private readonly abort = new AbortController();
   private readonly outcomes: Counter<'outcome'>;
@@ -113,6 +120,7 @@ export class WebhookDispatcher {
     this.clock = options.clock ?? systemClock;
     this.concurrency = options.concurrency ?? 64;
     this.perEndpoint = options.perEndpoint ?? 16;
+    this.perAccount = options.perAccount ?? Math.max(this.perEndpoint, Math.floor(this.concurrency / 2));
     this.timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
     this.leaseMs = options.leaseMs ?? LEASE_MS;
     const registers = [options.registry ?? new Registry()];
@@ -148,6 +156,20 @@ export class WebhookDispatcher {
     });
   }
 
+  /**
+   * The poll: a pass that claims at least every `pollMs`, however many other passes run. Re-arming it after
+   * every pass instead let a stream of completions or commit wakes (each pass under `pollMs` after the last)
+   * put it off for as long as they came, and with it every retry that only time makes due.
+   */
+  private armPoll(): void {
+    if (this.timer !== undefined || this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.kick();
+    }, this.options.pollMs);
+    this.timer.unref();
+  }
+
   /** Look for work now: a pass, or another one right after the pass under way. */
   private kick(afterCommit = false): void {
     if (!this.started || this.stopped) return;
@@ -156,7 +178,6 @@ export class WebhookDispatcher {
       this.again = true;
       return;
     }
-    clearTimeout(this.timer);
     this.passing = this.pass()
       .catch((err: unknown) => this.options.logger?.warn({ err }, 'webhook dispatch pass failed'))
       .finally(() => {
@@ -166,8 +187,7 @@ export class WebhookDispatcher {
           this.again = false;
           this.kick(true); // the reason that set `again` already set claimDue
         } else {
-          this.timer = setTimeout(() => this.kick(), this.options.pollMs);
-          this.timer.unref();
+          this.armPoll();
         }
       });
   }
@@ -198,6 +218,7 @@ export class WebhookDispatcher {
     const cap = apiBusy ? Math.min(BUSY_CONCURRENCY, this.concurrency) : this.concurrency;
     // One slot per endpoint while busy, so a hanging receiver cannot take the few there are.
     const perEndpoint = apiBusy ? 1 : this.perEndpoint;
+    const perAccount = apiBusy ? Math.max(1, Math.floor(cap / 2)) : this.perAccount;
     // While the API is busy, the fan-out is background work too: one small batch per pass, and none while
     // every slot is taken (a completion's pass comes soon).
     if (apiBusy && this.running.size >= cap) return;
@@ -222,15 +243,19 @@ export class WebhookDispatcher {
       busyEndpoints: fullEndpoints,
       perEndpoint,
       inFlight: Object.fromEntries(this.inFlight),
+      perAccount,
+      accountInFlight: Object.fromEntries(this.accountInFlight),
     });
     for (const delivery of await this.authorized(claimed, now)) {
       const count = this.inFlight.get(delivery.endpointId) ?? 0;
-      if (count >= perEndpoint || this.stopped) {
-        // Beyond the endpoint's share (the claim caps it, so only if another pass took slots meanwhile).
+      const accountCount = this.accountInFlight.get(delivery.accountId) ?? 0;
+      if (count >= perEndpoint || accountCount >= perAccount || this.stopped) {
+        // Beyond a share (the claim caps them, so only if another pass took slots meanwhile).
         await this.repo.release(delivery.id, delivery.leaseToken);
         continue;
       }
       this.inFlight.set(delivery.endpointId, count + 1);
+      this.accountInFlight.set(delivery.accountId, accountCount + 1);
       const task: Promise<void> = this.deliver(delivery)
         .catch((err: unknown) =>
           this.options.logger?.warn({ err, delivery: delivery.id }, 'webhook delivery failed'),
@@ -240,6 +265,9 @@ export class WebhookDispatcher {
           const left = (this.inFlight.get(delivery.endpointId) ?? 1) - 1;
           if (left <= 0) this.inFlight.delete(delivery.endpointId);
           else this.inFlight.set(delivery.endpointId, left);
+          const accountLeft = (this.accountInFlight.get(delivery.accountId) ?? 1) - 1;
+          if (accountLeft <= 0) this.accountInFlight.delete(delivery.accountId);
+          else this.accountInFlight.set(delivery.accountId, accountLeft);
           // A freed slot: claim the next one at once (the completions of one turn come here together).
           this.kick();
         });

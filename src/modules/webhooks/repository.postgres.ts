@@ -6,10 +6,12 @@ import {
   ENDPOINT_DISABLED,
   endpointMay,
   endpointWants,
+  fairOrder,
   FAN_OUT_ROWS,
   formatEvents,
   NOT_AUTHORIZED,
   unionScopes,
+  type ClaimCandidate,
   type CreateEndpointResult,
   type AttemptOutcome,
   type ClaimedDelivery,
@@ -327,50 +329,55 @@ export class PostgresWebhookRepository implements WebhookRepository {
   }
 
   async claim(q: ClaimQuery): Promise<ClaimedDelivery[]> {
-    // Every enabled endpoint at its share: nothing can be claimed, and the due query would read the whole
-    // backlog of the full ones to find so.
-    if (q.busyEndpoints.length > 0) {
-      const open = await this.db.query({
-        text: 'SELECT 1 FROM webhook_endpoints WHERE enabled = 1 AND NOT (id = ANY($1::bigint[])) LIMIT 1',
-        values: [q.busyEndpoints],
-      });
-      if (open.length === 0) return [];
-    }
-    const token = newLeaseToken();
-    const rows = await this.db.query<ClaimRow>({
-      text: `WITH due AS (
-               SELECT d.id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-               WHERE d.status = 'pending' AND d.next_attempt_at <= $1 AND (d.lease_until IS NULL OR d.lease_until <= $1)
-                 AND e.enabled = 1 AND NOT (d.endpoint_id = ANY($2::bigint[]))
-               ORDER BY d.next_attempt_at, d.id LIMIT $3
-               FOR UPDATE OF d SKIP LOCKED
-             ), capped AS (
-               -- At most the endpoint's room; the rows beyond are unlocked with the statement, not leased.
-               SELECT id FROM (
-                 SELECT d.id, d.endpoint_id,
-                   row_number() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.id) AS n
-                 FROM webhook_deliveries d JOIN due ON due.id = d.id
-               ) r
-               WHERE $6::int IS NULL OR r.n <= $6::int - coalesce(($7::jsonb ->> r.endpoint_id::text)::int, 0)
-             ), leased AS (
-               UPDATE webhook_deliveries w SET lease_until = $4, lease_token = $5 FROM capped WHERE w.id = capped.id
-               RETURNING w.id, w.endpoint_id, w.event_id, w.attempts
-             )
-             SELECT l.id, l.endpoint_id AS "endpointId", e.url, e.secret, e.previous_secret AS "previousSecret",
-               e.previous_expires_at AS "previousExpiresAt", l.event_id AS "eventId", ev.payload, l.attempts,
-               ev.traceparent
-             FROM leased l JOIN webhook_endpoints e ON e.id = l.endpoint_id JOIN events ev ON ev.id = l.event_id`,
+    // Each open endpoint's oldest due rows up to its room (its own index range, so no backlog is read
+    // past), then the fair choice among them, then the lease of the chosen under a re-check: a row another
+    // instance leased meanwhile is left out (the claim takes fewer), a row it holds locked is skipped.
+    const candidates = await this.db.query<ClaimCandidate>({
+      text: `SELECT d.id, e.id AS "endpointId", e.account_id AS "accountId",
+               d.next_attempt_at AS "nextAttemptAt"
+             FROM webhook_endpoints e CROSS JOIN LATERAL (
+               SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
+               WHERE d.endpoint_id = e.id AND d.status = 'pending' AND d.next_attempt_at <= $1
+                 AND (d.lease_until IS NULL OR d.lease_until <= $1)
+               ORDER BY d.next_attempt_at, d.id
+               LIMIT least($3::int, coalesce($4::int - coalesce(($5::jsonb ->> e.id::text)::int, 0), $3::int))
+             ) d
+             WHERE e.enabled = 1 AND NOT (e.id = ANY($2::bigint[]))
+               AND ($6::int IS NULL OR coalesce(($7::jsonb ->> e.account_id::text)::int, 0) < $6::int)`,
       values: [
         q.now,
         q.busyEndpoints,
         q.limit,
-        q.leaseUntil,
-        token,
         q.perEndpoint ?? null,
         JSON.stringify(q.inFlight ?? {}),
+        q.perAccount ?? null,
+        JSON.stringify(q.accountInFlight ?? {}),
       ],
     });
-    return rows.map((row) => toClaimed(row, token, q.now));
+    const chosen = fairOrder(q, candidates);
+    if (chosen.length === 0) return [];
+    const token = newLeaseToken();
+    const rows = await this.db.query<ClaimRow>({
+      text: `WITH locked AS (
+               SELECT d.id FROM webhook_deliveries d
+               WHERE d.id = ANY($1::bigint[]) AND d.status = 'pending' AND d.next_attempt_at <= $2
+                 AND (d.lease_until IS NULL OR d.lease_until <= $2)
+               FOR UPDATE SKIP LOCKED
+             ), leased AS (
+               UPDATE webhook_deliveries w SET lease_until = $3, lease_token = $4 FROM locked WHERE w.id = locked.id
+               RETURNING w.id, w.endpoint_id, w.event_id, w.attempts
+             )
+             SELECT l.id, l.endpoint_id AS "endpointId", e.account_id AS "accountId", e.url, e.secret,
+               e.previous_secret AS "previousSecret", e.previous_expires_at AS "previousExpiresAt",
+               l.event_id AS "eventId", ev.payload, l.attempts, ev.traceparent
+             FROM leased l JOIN webhook_endpoints e ON e.id = l.endpoint_id JOIN events ev ON ev.id = l.event_id`,
+      values: [chosen.map((c) => c.id), q.now, q.leaseUntil, token],
+    });
+    // In the fair order, which the dispatcher keeps when it starts them.
+    const order = new Map(chosen.map((c, i) => [c.id, i]));
+    return rows
+      .map((row) => toClaimed(row, token, q.now))
+      .sort((a, b) => order.get(a.id)! - order.get(b.id)!);
   }
 
   async release(id: number, leaseToken: string): Promise<void> {

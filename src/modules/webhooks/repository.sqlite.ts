@@ -6,12 +6,14 @@ import {
   ENDPOINT_DISABLED,
   endpointMay,
   endpointWants,
+  fairOrder,
   FAN_OUT_ROWS,
   formatEvents,
   NOT_AUTHORIZED,
   parseEvents,
   roomFor,
   unionScopes,
+  type ClaimCandidate,
   type CreateEndpointResult,
   type ClaimedDelivery,
   type ClaimQuery,
@@ -90,6 +92,7 @@ export function isDuplicateUrl(error: unknown): boolean {
 export interface ClaimRow {
   id: number;
   endpointId: number;
+  accountId: number;
   url: string;
   secret: string;
   previousSecret: string | null;
@@ -107,6 +110,7 @@ export function toClaimed(row: ClaimRow, leaseToken: string, now: number): Claim
     id: row.id,
     leaseToken,
     endpointId: row.endpointId,
+    accountId: row.accountId,
     url: row.url,
     secrets,
     eventId: row.eventId,
@@ -153,20 +157,20 @@ function prepareDispatch(db: BetterSqlite3.Database) {
        VALUES (?, ?, ?, ?, ?)`,
     ),
     markDispatched: db.prepare('UPDATE events SET dispatched = 1 WHERE seq = ?'),
-    anyOpenEndpoint: db
-      .prepare<[string], number>(
-        'SELECT 1 FROM webhook_endpoints WHERE enabled = 1 AND id NOT IN (SELECT value FROM json_each(?)) LIMIT 1',
-      )
-      .pluck(true),
-    due: db.prepare<unknown[], ClaimRow>(
-      `SELECT d.id, d.endpoint_id AS endpointId, e.url, e.secret, e.previous_secret AS previousSecret,
-         e.previous_expires_at AS previousExpiresAt, d.event_id AS eventId, ev.payload, d.attempts,
-         ev.traceparent
-       FROM webhook_deliveries d
+    openEndpoints: db.prepare<[string], { id: number; accountId: number }>(
+      `SELECT id, account_id AS accountId FROM webhook_endpoints
+       WHERE enabled = 1 AND id NOT IN (SELECT value FROM json_each(?))`,
+    ),
+    // One endpoint's oldest due rows, on its own index range (no other endpoint's backlog is read).
+    dueOf: db.prepare<[number, number, number, number], ClaimRow & { nextAttemptAt: number }>(
+      `SELECT d.id, d.endpoint_id AS endpointId, e.account_id AS accountId, e.url, e.secret,
+         e.previous_secret AS previousSecret, e.previous_expires_at AS previousExpiresAt, d.event_id AS eventId,
+         ev.payload, d.attempts, ev.traceparent, d.next_attempt_at AS nextAttemptAt
+       FROM webhook_deliveries d INDEXED BY webhook_deliveries_endpoint_due
        JOIN webhook_endpoints e ON e.id = d.endpoint_id
        JOIN events ev ON ev.id = d.event_id
-       WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND (d.lease_until IS NULL OR d.lease_until <= ?)
-         AND e.enabled = 1 AND d.endpoint_id NOT IN (SELECT value FROM json_each(?))
+       WHERE d.endpoint_id = ? AND d.status = 'pending' AND d.next_attempt_at <= ?
+         AND (d.lease_until IS NULL OR d.lease_until <= ?)
        ORDER BY d.next_attempt_at, d.id LIMIT ?`,
     ),
     lease: db.prepare('UPDATE webhook_deliveries SET lease_until = ?, lease_token = ? WHERE id = ?'),
@@ -471,28 +475,19 @@ export class SqliteWebhookRepository implements WebhookRepository {
 
   claim(q: ClaimQuery): Promise<ClaimedDelivery[]> {
     const s = this.dispatch;
-    // Every enabled endpoint at its share: nothing can be claimed, and the due query would read the whole
-    // backlog of the full ones to find so.
-    if (q.busyEndpoints.length > 0) {
-      try {
-        if (s.anyOpenEndpoint.get(JSON.stringify(q.busyEndpoints)) === undefined) return Promise.resolve([]);
-      } catch (error) {
-        return wrap(() => {
-          throw error;
-        });
-      }
-    }
     const run = this.db.transaction(() => {
+      const candidates: (ClaimRow & ClaimCandidate)[] = [];
+      for (const endpoint of s.openEndpoints.all(JSON.stringify(q.busyEndpoints))) {
+        if (q.perAccount !== undefined && (q.accountInFlight?.[endpoint.accountId] ?? 0) >= q.perAccount)
+          continue;
+        const room = Math.min(q.limit, roomFor(q, endpoint.id));
+        if (room > 0) candidates.push(...s.dueOf.all(endpoint.id, q.now, q.now, room));
+      }
       const token = newLeaseToken();
-      const taken = new Map<number, number>();
-      const rows = s.due.all(q.now, q.now, JSON.stringify(q.busyEndpoints), q.limit).filter((row) => {
-        const n = taken.get(row.endpointId) ?? 0;
-        if (n >= roomFor(q, row.endpointId)) return false;
-        taken.set(row.endpointId, n + 1);
-        return true;
+      return fairOrder(q, candidates).map((row) => {
+        s.lease.run(q.leaseUntil, token, row.id);
+        return toClaimed(row, token, q.now);
       });
-      for (const row of rows) s.lease.run(q.leaseUntil, token, row.id);
-      return rows.map((row) => toClaimed(row, token, q.now));
     });
     return this.database.write(() => run.immediate());
   }

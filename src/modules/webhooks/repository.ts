@@ -75,6 +75,8 @@ export interface ClaimedDelivery {
   id: number;
   leaseToken: string;
   endpointId: number;
+  /** The endpoint's account: the dispatcher counts each account's deliveries in flight. */
+  accountId: number;
   url: string;
   /** The secrets that sign: the current one, and the previous one while its 24 h last. */
   secrets: string[];
@@ -105,11 +107,49 @@ export interface ClaimQuery {
   /** Lease at most this many per endpoint, less what `inFlight` says it already has (default: no cap). */
   perEndpoint?: number;
   inFlight?: Record<number, number>;
+  /** Lease at most this many per account, less what `accountInFlight` says it has (default: no cap). */
+  perAccount?: number;
+  accountInFlight?: Record<number, number>;
 }
 
 /** How many more deliveries of `endpointId` a claim may lease. */
 export const roomFor = (q: ClaimQuery, endpointId: number): number =>
   q.perEndpoint === undefined ? Infinity : q.perEndpoint - (q.inFlight?.[endpointId] ?? 0);
+
+/** A due delivery a claim may lease, before the shares are applied (see fairOrder). */
+export interface ClaimCandidate {
+  id: number;
+  endpointId: number;
+  accountId: number;
+  nextAttemptAt: number;
+}
+
+/**
+ * The candidates a claim leases, in order: each account and, within it, each endpoint is ranked by what it
+ * has in flight plus what it would take, so the least loaded go first (an account or endpoint with nothing
+ * in flight before one holding slots, whatever the age of their rows), at most `perAccount` per account,
+ * at most `limit` in all. The candidates come at most `roomFor` per endpoint, oldest first.
+ */
+export function fairOrder<C extends ClaimCandidate>(q: ClaimQuery, candidates: readonly C[]): C[] {
+  const byAge = (a: C, b: C) => a.nextAttemptAt - b.nextAttemptAt || a.id - b.id;
+  const endpointRank = new Map<number, number>();
+  const ranked = [...candidates].sort(byAge).map((c) => {
+    const rank = (endpointRank.get(c.endpointId) ?? q.inFlight?.[c.endpointId] ?? 0) + 1;
+    endpointRank.set(c.endpointId, rank);
+    return { c, endpoint: rank, account: 0 };
+  });
+  ranked.sort((a, b) => a.endpoint - b.endpoint || byAge(a.c, b.c));
+  const accountRank = new Map<number, number>();
+  for (const r of ranked) {
+    r.account = (accountRank.get(r.c.accountId) ?? q.accountInFlight?.[r.c.accountId] ?? 0) + 1;
+    accountRank.set(r.c.accountId, r.account);
+  }
+  return ranked
+    .filter((r) => q.perAccount === undefined || r.account <= q.perAccount)
+    .sort((a, b) => a.account - b.account || a.endpoint - b.endpoint || byAge(a.c, b.c))
+    .slice(0, q.limit)
+    .map((r) => r.c);
+}
 
 /** One finished attempt to record, under the lease it was sent with. */
 export interface Completion {
@@ -144,8 +184,10 @@ export interface QueueStats {
  *   without counting an attempt or a failing streak.
  * - `liveScopes` is what an account's active keys (not revoked, not expired at `now`) may use together.
  * - `claim` leases up to `limit` due pending deliveries of enabled endpoints not in `busyEndpoints` (their
- *   lease expired or they have none) until `leaseUntil`, at most `roomFor` per endpoint (the rows beyond
- *   are left alone, not leased); no delivery is held by two unexpired leases.
+ *   lease expired or they have none) until `leaseUntil`, at most `roomFor` per endpoint and `perAccount`
+ *   per account, chosen as `fairOrder` ranks each endpoint's oldest (the rows beyond are left alone, not
+ *   leased); no delivery is held by two unexpired leases. One endpoint's or account's backlog never stands
+ *   in front of another's due rows.
  * - `completeAll` records attempts in one transaction, in the order given, each only if its lease token still
  *   holds (a reclaimed delivery's late answer is dropped); each result says whether it held. A failure starts
  *   (or continues) the endpoint's failing streak; a success ends it; a streak older than `disableAfterMs` or a
