@@ -60,6 +60,8 @@ const CONDITIONAL_HEADERS: Record<string, string[]> = {
   'approveOrder 200': ['idempotent-replayed'],
   'deliverOrder 200': ['idempotent-replayed'],
   'cancelOrder 200': ['idempotent-replayed'],
+  'putPetProfile 200': ['idempotent-replayed'],
+  'patchPetProfile 200': ['idempotent-replayed'],
 };
 
 /**
@@ -275,6 +277,11 @@ const DRIFT_COVERAGE = {
     rotateWebhookSecret: [200],
     listWebhookDeliveries: [200],
     retryWebhookDelivery: [202, 404],
+  },
+  catalogue: {
+    getPetProfile: [200, 304, 404],
+    putPetProfile: [200, 400, 412],
+    patchPetProfile: [200, 400],
   },
   'events feed': {
     listEvents: [200, 400],
@@ -978,6 +985,42 @@ for (const backend of await backends()) {
       done();
     });
 
+    test('catalogue', async () => {
+      const { call, done } = session('catalogue');
+      const petId = (
+        await ctx.app.inject({
+          method: 'POST',
+          url: '/v1/pets',
+          headers: auth(),
+          payload: { name: 'Catalogued', categoryId: 1 },
+        })
+      ).json().id as number;
+      const profile = `/v1/pets/${petId}/profile`;
+      await call('empty profile', { url: profile, headers: auth() });
+      await call('unknown pet', { url: '/v1/pets/987654321/profile', headers: auth() });
+      await call('put', {
+        method: 'PUT',
+        url: profile,
+        headers: auth(),
+        payload: {
+          breed: 'Mix',
+          goodWith: { children: true, cats: null },
+          location: { latitude: 1, longitude: 2 },
+        },
+      });
+      await call('profile 304', { url: profile, headers: { ...auth(), 'if-none-match': '"1"' } });
+      await call('bad put', { method: 'PUT', url: profile, headers: auth(), payload: { size: 'huge' } });
+      await call('stale put', {
+        method: 'PUT',
+        url: profile,
+        headers: { ...auth(), 'if-match': '"7"' },
+        payload: { breed: 'Mix' },
+      });
+      await call('patch', { method: 'PATCH', url: profile, headers: auth(), payload: { breed: null } });
+      await call('bad patch', { method: 'PATCH', url: profile, headers: auth(), payload: {} });
+      done();
+    });
+
     test('events feed', async () => {
       const { call, done } = session('events feed');
       await ctx.app.inject({
@@ -1008,6 +1051,7 @@ for (const backend of await backends()) {
         cancelOrder: [200, 404],
         getInventory: [200],
         ...DRIFT_COVERAGE.webhooks,
+        ...DRIFT_COVERAGE.catalogue,
         listEvents: [200, 400],
       };
       expected.listPets!.push(304);
