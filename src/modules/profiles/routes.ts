@@ -181,7 +181,9 @@ export const profileRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (ap
       },
     },
     async (request, reply) => {
-      const { updatedAt: _ignored, ...patch } = request.body as Record<string, unknown>;
+      // `updatedAt` is read-only: accepted and ignored.
+      const patch = { ...(request.body as Record<string, unknown>) };
+      delete patch.updatedAt;
       const date = today();
       return write(request, reply, 'patchPetProfile', patch, (current: ProfileDoc) => {
         const merged = canonical(mergePatch(current, patch) as Record<string, unknown>);
