@@ -57,6 +57,7 @@ const CONDITIONAL_HEADERS: Record<string, string[]> = {
   'deletePet 204': ['idempotent-replayed'],
   'placeOrder 201': ['idempotent-replayed'],
   'listOrders 200': ['link'],
+  'searchListings 200': ['link'],
   'approveOrder 200': ['idempotent-replayed'],
   'deliverOrder 200': ['idempotent-replayed'],
   'cancelOrder 200': ['idempotent-replayed'],
@@ -282,6 +283,7 @@ const DRIFT_COVERAGE = {
     getPetProfile: [200, 304, 404],
     putPetProfile: [200, 400, 412],
     patchPetProfile: [200, 400],
+    searchListings: [200, 400],
   },
   'events feed': {
     listEvents: [200, 400],
@@ -1018,6 +1020,11 @@ for (const backend of await backends()) {
       });
       await call('patch', { method: 'PATCH', url: profile, headers: auth(), payload: { breed: null } });
       await call('bad patch', { method: 'PATCH', url: profile, headers: auth(), payload: {} });
+      await call('search', {
+        url: '/v1/listings?near=1,2&radiusKm=10&sort=distance&limit=1',
+        headers: auth(),
+      });
+      await call('bad search', { url: '/v1/listings?sort=up', headers: auth() });
       done();
     });
 

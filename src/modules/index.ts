@@ -1,5 +1,6 @@
 import { categoriesModule } from './categories/index.js';
 import { eventsModule } from './events/index.js';
+import { listingsModule } from './listings/index.js';
 import type { ApiModule } from './module.js';
 import { ordersModule } from './orders/index.js';
 import { petsModule } from './pets/index.js';
@@ -10,6 +11,7 @@ import { webhooksModule } from './webhooks/index.js';
 export const MODULES: ApiModule[] = [
   petsModule,
   profilesModule,
+  listingsModule,
   categoriesModule,
   ordersModule,
   eventsModule,
