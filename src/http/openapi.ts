@@ -41,7 +41,7 @@ const SCOPE_PURPOSE: Record<Scope, string> = {
 function withSecurity(schema: FastifySchema | undefined, route: RouteOptions): FastifySchema | undefined {
   const access = route.config?.access;
   if (!schema || access === undefined || access === 'operations') return schema;
-  const security = access === 'public' ? [] : [{ [SCHEME]: [...access.scopes] }];
+  const security = access === 'public' || access === 'asset' ? [] : [{ [SCHEME]: [...access.scopes] }];
   return { ...schema, security };
 }
 

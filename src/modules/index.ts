@@ -4,6 +4,7 @@ import { listingsModule } from './listings/index.js';
 import type { ApiModule } from './module.js';
 import { ordersModule } from './orders/index.js';
 import { petsModule } from './pets/index.js';
+import { photosModule } from './photos/index.js';
 import { profilesModule } from './profiles/index.js';
 import { webhooksModule } from './webhooks/index.js';
 
@@ -11,6 +12,7 @@ import { webhooksModule } from './webhooks/index.js';
 export const MODULES: ApiModule[] = [
   petsModule,
   profilesModule,
+  photosModule,
   listingsModule,
   categoriesModule,
   ordersModule,
