@@ -58,6 +58,28 @@ export class PostgresProfileRepository implements ProfileRepository {
     });
   }
 
+  async seed(profiles: { petId: number; doc: ProfileDoc }[], now: number): Promise<void> {
+    const width = 4 + searchColumns().length;
+    for (let i = 0; i < profiles.length; i += 1_000) {
+      const chunk = profiles.slice(i, i + 1_000);
+      const values = chunk.flatMap(({ petId, doc }) => [
+        petId,
+        JSON.stringify(doc),
+        1,
+        now,
+        ...searchValues(doc),
+      ]);
+      const rows = chunk.map(
+        (_, r) => `(${Array.from({ length: width }, (_, c) => `$${r * width + c + 1}`).join(', ')})`,
+      );
+      await this.db.execute({
+        text: `INSERT INTO pet_profiles (pet_id, doc, version, updated_at, ${searchColumns().join(', ')})
+               VALUES ${rows.join(', ')} ON CONFLICT (pet_id) DO NOTHING`,
+        values,
+      });
+    }
+  }
+
   private async writeNow(client: PoolClient, input: ProfileWrite): Promise<ProfileWriteResult> {
     const { rows } = await client.query<Row>({ name: 'profile_lock', text: LOCK, values: [input.petId] });
     const current = toRecord(rows[0]);

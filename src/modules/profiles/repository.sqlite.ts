@@ -59,6 +59,18 @@ export class SqliteProfileRepository implements ProfileRepository {
     );
   }
 
+  async seed(profiles: { petId: number; doc: ProfileDoc }[], now: number): Promise<void> {
+    const batch = this.database.db.transaction((rows: typeof profiles) => {
+      for (const { petId, doc } of rows) {
+        this.upsert.run(petId, JSON.stringify(doc), 1, now, ...searchValues(doc).map(sqliteValue));
+      }
+    });
+    // Chunk by chunk, each its own transaction: the server's writes get the lock in between.
+    for (let i = 0; i < profiles.length; i += 10_000) {
+      await this.database.write(() => batch.immediate(profiles.slice(i, i + 10_000)));
+    }
+  }
+
   private writeNow(input: ProfileWrite): ProfileWriteResult {
     const current = toRecord(this.read.get(input.petId));
     if (!current) return { kind: 'not_found' };

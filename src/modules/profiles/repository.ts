@@ -48,6 +48,8 @@ export interface ProfileWrite {
 export interface ProfileRepository {
   get(petId: number): Promise<ProfileRecord | undefined>;
   write(input: ProfileWrite, idempotency?: IdempotencyInput): Promise<ProfileWriteResult>;
+  /** Demo data (the CLI's seed, benchmarks): first profiles of many pets at once, without events. */
+  seed(profiles: { petId: number; doc: ProfileDoc }[], now: number): Promise<void>;
 }
 
 export const profileRepository: RepositoryFactory<ProfileRepository> = {
