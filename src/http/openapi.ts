@@ -19,6 +19,7 @@ interface Operation {
   deprecated?: boolean;
   security?: SecurityRequirement[];
   responses?: Record<string, Json>;
+  requestBody?: { content?: Record<string, Json> };
 }
 
 const SCHEME = 'bearerAuth';
@@ -162,6 +163,12 @@ function decorate(document: Json): Json {
   for (const pathItem of Object.values((document.paths ?? {}) as Record<string, Record<string, Operation>>)) {
     for (const operation of Object.values(pathItem)) {
       if (!operation.responses) continue;
+      // A binary upload's schema has no `type` for the validator (the parsed body is a Buffer, not a string);
+      // the document says what a client sends: a string of bytes, which docs pages show as a file picker.
+      for (const media of Object.values((operation.requestBody?.content ?? {}) as Record<string, Json>)) {
+        const schema = media.schema as Json | undefined;
+        if (schema?.format === 'binary' && schema.type === undefined) schema.type = 'string';
+      }
       // Only an operation that needs a scope can be refused for lacking one; one served without a key (a
       // photo rendering) is not counted, so it is never rate limited and carries no rate-limit headers.
       const keyless = Array.isArray(operation.security) && operation.security.length === 0;

@@ -3160,9 +3160,9 @@ export interface operations {
     };
     requestBody: {
       content: {
-        'image/jpeg': unknown;
-        'image/png': unknown;
-        'image/webp': unknown;
+        'image/jpeg': string;
+        'image/png': string;
+        'image/webp': string;
       };
     };
     responses: {
