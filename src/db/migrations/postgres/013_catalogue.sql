@@ -48,18 +48,38 @@ CREATE TABLE listing_words (
 CREATE INDEX listing_words_words ON listing_words USING gin (words);
 INSERT INTO listing_words (pet_id, words) SELECT id, to_tsvector('simple', catalogue_fold(name)) FROM pets;
 
-CREATE FUNCTION listing_words_refresh(pid bigint) RETURNS void LANGUAGE sql AS $$
+-- Statement-level triggers with transition tables: a bulk insert (seeding, a turn's creations) indexes its
+-- rows in one statement instead of one per row. A rename is rare and stays per row.
+CREATE FUNCTION listing_words_pets_added() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO listing_words (pet_id, words)
+  SELECT id, to_tsvector('simple', catalogue_fold(name)) FROM added
+  ON CONFLICT (pet_id) DO UPDATE SET words = excluded.words;
+  RETURN NULL;
+END $$;
+CREATE FUNCTION listing_words_pet_renamed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO listing_words (pet_id, words)
+  SELECT NEW.id, to_tsvector('simple', catalogue_fold(
+    NEW.name || ' ' || coalesce(pr.breed, '') || ' ' || coalesce(pr.description, '')))
+  FROM (SELECT 1) one LEFT JOIN pet_profiles pr ON pr.pet_id = NEW.id
+  ON CONFLICT (pet_id) DO UPDATE SET words = excluded.words;
+  RETURN NULL;
+END $$;
+CREATE FUNCTION listing_words_profiles_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
   INSERT INTO listing_words (pet_id, words)
   SELECT p.id, to_tsvector('simple', catalogue_fold(
-    p.name || ' ' || coalesce(pr.breed, '') || ' ' || coalesce(pr.description, '')))
-  FROM pets p LEFT JOIN pet_profiles pr ON pr.pet_id = p.id WHERE p.id = pid
-  ON CONFLICT (pet_id) DO UPDATE SET words = excluded.words
-$$;
-CREATE FUNCTION listing_words_pet() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN PERFORM listing_words_refresh(NEW.id); RETURN NULL; END $$;
-CREATE FUNCTION listing_words_profile() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN PERFORM listing_words_refresh(NEW.pet_id); RETURN NULL; END $$;
-CREATE TRIGGER listing_words_pet AFTER INSERT OR UPDATE OF name ON pets
-  FOR EACH ROW EXECUTE FUNCTION listing_words_pet();
-CREATE TRIGGER listing_words_profile AFTER INSERT OR UPDATE ON pet_profiles
-  FOR EACH ROW EXECUTE FUNCTION listing_words_profile();
+    p.name || ' ' || coalesce(c.breed, '') || ' ' || coalesce(c.description, '')))
+  FROM changed c JOIN pets p ON p.id = c.pet_id
+  ON CONFLICT (pet_id) DO UPDATE SET words = excluded.words;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER listing_words_pets_added AFTER INSERT ON pets
+  REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION listing_words_pets_added();
+CREATE TRIGGER listing_words_pet_renamed AFTER UPDATE OF name ON pets
+  FOR EACH ROW EXECUTE FUNCTION listing_words_pet_renamed();
+CREATE TRIGGER listing_words_profiles_added AFTER INSERT ON pet_profiles
+  REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION listing_words_profiles_changed();
+CREATE TRIGGER listing_words_profiles_updated AFTER UPDATE ON pet_profiles
+  REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION listing_words_profiles_changed();
