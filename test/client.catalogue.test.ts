@@ -52,7 +52,7 @@ for (const backend of await backends()) {
       const a = await client.pets.photos.add(pet.id, await image('#ff0000'));
       const b = await client.pets.photos.add(
         pet.id,
-        new Blob([await image('#00ff00')], { type: 'image/jpeg' }),
+        new Blob([new Uint8Array(await image('#00ff00'))], { type: 'image/jpeg' }),
       );
       const c = await client.pets.photos.add(pet.id, Readable.from([await image('#0000ff')]));
       assert.deepEqual(

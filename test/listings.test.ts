@@ -1,6 +1,7 @@
 /** searchListings through the HTTP layer, on every backend: filters, words, distance, sorts, paging, 400s. */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import type { LightMyRequestResponse } from 'fastify';
 import { distanceKm } from '../src/modules/listings/repository.js';
 import { backends, bearer, createTestContext, type TestContext } from './helpers.js';
 import { assertV1Error } from './support/assertions.js';
@@ -68,7 +69,7 @@ for (const backend of await backends()) {
       let url: string | undefined = `/v1/listings?${query}`;
       let pages = 0;
       while (url) {
-        const res = await ctx.app.inject({ url, headers: bearer(key) });
+        const res: LightMyRequestResponse = await ctx.app.inject({ url, headers: bearer(key) });
         assert.equal(res.statusCode, 200, `${url}: ${res.body}`);
         items.push(...(res.json() as Listing[]));
         pages++;

@@ -222,11 +222,11 @@ for (const backend of await backends()) {
       assert.equal(feed.statusCode, 200, feed.body);
       const mine = feed
         .json()
-        .filter((e: { data: { object: { petId?: number } } }) => e.data.object.petId === petId);
+        .filter((e: { data: { object: { id: number } } }) => e.data.object.id === petId);
       assert.equal(mine.length, 2);
       assert.deepEqual(mine[1].data, {
         object: {
-          petId,
+          id: petId,
           profile: { breed: 'Beagle', size: 'medium', updatedAt: new Date(ctx.clock.now).toISOString() },
         },
         previous: { size: 'small' },

@@ -178,7 +178,7 @@ export function profileEvent(petId: number, before: ProfileDoc, after: ProfileRe
   }
   return buildEvent(
     'pet.profile_updated',
-    { object: { petId, profile: renderProfile(after) }, previous, version: after.version },
+    { object: { id: petId, profile: renderProfile(after) }, previous, version: after.version },
     now,
   );
 }

@@ -187,10 +187,10 @@ export const PetProfilePatch = Type.Object(
   },
 );
 
-/** The event object of `pet.profile_updated`: which pet, and its profile after the change. */
+/** The event object of `pet.profile_updated`: which pet (`id`, as in every pet event), its profile after the change. */
 export const PetProfileChange = Type.Object(
   {
-    petId: issuedId('The pet whose profile changed.', 42),
+    id: issuedId('The pet whose profile changed (its id, as `object.id` of every pet event).', 42),
     profile: Type.Unsafe<PetProfile>({ $ref: 'PetProfile#' }),
   },
   {

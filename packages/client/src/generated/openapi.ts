@@ -862,10 +862,10 @@ export interface components {
     PetProfileChange: {
       /**
        * Format: int64
-       * @description The pet whose profile changed.
+       * @description The pet whose profile changed (its id, as `object.id` of every pet event).
        * @example 42
        */
-      petId: number;
+      id: number;
       profile: components['schemas']['PetProfile'];
     };
     /**
