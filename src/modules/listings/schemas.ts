@@ -26,6 +26,12 @@ export const Listing = Type.Object(
     $id: 'Listing',
     additionalProperties: false,
     description: 'One animal as a storefront lists it: the pet, its profile and its primary photo.',
+    example: {
+      pet: { id: 42, name: 'Rex', categoryId: 1, status: 'available' },
+      profile: { breed: 'Labrador Retriever', size: 'large', updatedAt: '2026-06-15T12:00:30.000Z' },
+      primaryPhoto: null,
+      distanceKm: 3.2,
+    },
   },
 );
 export type Listing = Static<typeof Listing>;

@@ -9,7 +9,7 @@ import { Type } from 'typebox';
 import { ifNoneMatchHits } from '../../http/conditional.js';
 import { ApiError } from '../../http/errors.js';
 import { IdempotencyHeaders, idempotencyInput, refusal, replay } from '../../http/idempotency/index.js';
-import { errorResponses, etagHeader, locationHeader, replayedHeader } from '../../http/responses.js';
+import { errorResponses, etagHeader, header, locationHeader, replayedHeader } from '../../http/responses.js';
 import { MAX_ID, pathId, ref } from '../../http/schemas.js';
 import type { ModuleContext } from '../module.js';
 import { MAX_PHOTO_BYTES, PHOTO_TYPES, processPhoto, type PhotoType } from './image.js';
@@ -37,7 +37,11 @@ const PetParams = Type.Object({
 });
 const Photos = Type.Array(ref(Photo), { maxItems: MAX_PHOTOS, description: 'The photos by position.' });
 const binary = (type: string) => ({
-  schema: { format: 'binary', description: `The image itself (${type}), at most 10 MiB and 50 megapixels.` },
+  schema: {
+    format: 'binary',
+    maxLength: MAX_PHOTO_BYTES,
+    description: `The image itself (${type}), at most 10 MiB and 50 megapixels.`,
+  },
 });
 
 export const photoRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
@@ -292,13 +296,12 @@ export const photoRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
         response: {
           200: {
             description: 'The WebP image.',
-            content: { 'image/webp': { schema: { type: 'string', format: 'binary' } } },
+            content: {
+              'image/webp': { schema: { type: 'string', format: 'binary', maxLength: MAX_PHOTO_BYTES } },
+            },
             headers: {
               ETag: etagHeader('Strong; the bytes never change.'),
-              'Cache-Control': {
-                schema: { type: 'string' },
-                description: '`public, max-age=31536000, immutable`.',
-              },
+              'Cache-Control': header('`public, max-age=31536000, immutable`.'),
             },
           },
           304: { type: 'null', description: 'Not modified.' },

@@ -16,6 +16,7 @@ export const Photo = Type.Object(
   {
     id: Type.String({
       pattern: PHOTO_ID_PATTERN,
+      maxLength: 22,
       description: 'Unguessable id (128 random bits); the image URLs need no key.',
       example: 'Xq3bN0c5Zt9uKp2sLw8aYA',
     }),

@@ -11,9 +11,10 @@ export const SEXES = ['female', 'male', 'unknown'] as const;
 export const AGE_GROUPS = ['baby', 'young', 'adult', 'senior'] as const;
 export const SIZES = ['small', 'medium', 'large', 'xlarge'] as const;
 
-// Text may hold line breaks and tabs but no other control characters or lone surrogates.
-const TEXT_PATTERN = '^[^\\p{Cs}\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f]*$';
-const LINE_PATTERN = '^[^\\p{Cc}\\p{Cs}]*$';
+// Text may hold line breaks and tabs but no other control character (C0, DEL, C1); written without \p{…}
+// classes, which tools reading the document without Unicode regular expressions would misread.
+const TEXT_PATTERN = '^[^\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f-\\x9f]*$';
+const LINE_PATTERN = '^[^\\x00-\\x1f\\x7f-\\x9f]*$';
 
 const oneOf = <T extends readonly string[]>(values: T, description: string, example: T[number]) =>
   Type.Unsafe<T[number]>({ type: 'string', enum: [...values], description, example });
@@ -197,5 +198,6 @@ export const PetProfileChange = Type.Object(
     $id: 'PetProfileChange',
     additionalProperties: false,
     description: 'The object of a `pet.profile_updated` event.',
+    example: { id: 42, profile: { breed: 'Labrador Retriever', updatedAt: '2026-06-15T12:00:30.000Z' } },
   },
 );

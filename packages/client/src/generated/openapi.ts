@@ -858,7 +858,16 @@ export interface components {
       } | null;
       updatedAt?: string | null;
     };
-    /** @description The object of a `pet.profile_updated` event. */
+    /**
+     * @description The object of a `pet.profile_updated` event.
+     * @example {
+     *       "id": 42,
+     *       "profile": {
+     *         "breed": "Labrador Retriever",
+     *         "updatedAt": "2026-06-15T12:00:30.000Z"
+     *       }
+     *     }
+     */
     PetProfileChange: {
       /**
        * Format: int64
@@ -942,7 +951,24 @@ export interface components {
         full: string;
       };
     };
-    /** @description One animal as a storefront lists it: the pet, its profile and its primary photo. */
+    /**
+     * @description One animal as a storefront lists it: the pet, its profile and its primary photo.
+     * @example {
+     *       "pet": {
+     *         "id": 42,
+     *         "name": "Rex",
+     *         "categoryId": 1,
+     *         "status": "available"
+     *       },
+     *       "profile": {
+     *         "breed": "Labrador Retriever",
+     *         "size": "large",
+     *         "updatedAt": "2026-06-15T12:00:30.000Z"
+     *       },
+     *       "primaryPhoto": null,
+     *       "distanceKm": 3.2
+     *     }
+     */
     Listing: {
       pet: components['schemas']['Pet'];
       profile: components['schemas']['PetProfile'];
@@ -3807,7 +3833,7 @@ export interface operations {
           /** @description Strong; the bytes never change. */
           ETag?: string;
           /** @description `public, max-age=31536000, immutable`. */
-          'Cache-Control'?: unknown;
+          'Cache-Control'?: string;
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
           [name: string]: unknown;
