@@ -27,15 +27,19 @@ test('the built client exports every catalogue code, and only those', () => {
 });
 
 test('every operation of the document has a client method', async () => {
-  const source = readFileSync(new URL('../packages/client/src/resources.ts', import.meta.url), 'utf8');
+  const source = ['resources.ts', 'catalogue.ts']
+    .map((file) => readFileSync(new URL(`../packages/client/src/${file}`, import.meta.url), 'utf8'))
+    .join('\n');
   const { schema } = await generate();
   const operations = [...schema.matchAll(/^ {4}(\w+): operations\['(\w+)'\];$/gm)].map((m) => m[2]!);
   // The client's operation strings (`'GET /pets/{petId}'`…) against the document's paths and methods.
   const paths = [...schema.matchAll(/^ {2}'(\/[^']*)': \{\n([\s\S]*?)^ {2}\};/gm)].flatMap(([, path, body]) =>
-    [...body!.matchAll(/^ {4}(get|post|patch|delete): operations\['(\w+)'\];$/gm)].map(([, method, id]) => ({
-      id: id!,
-      call: `${method!.toUpperCase()} ${path}`,
-    })),
+    [...body!.matchAll(/^ {4}(get|put|post|patch|delete): operations\['(\w+)'\];$/gm)].map(
+      ([, method, id]) => ({
+        id: id!,
+        call: `${method!.toUpperCase()} ${path}`,
+      }),
+    ),
   );
   assert.equal(paths.length, new Set(operations).size);
   const missing = paths.filter(({ call }) => {

@@ -5,6 +5,7 @@
  * documented headers present and well-typed), so the document and the behaviour cannot drift apart.
  */
 import assert from 'node:assert/strict';
+import sharp from 'sharp';
 import { after, before, describe, test } from 'node:test';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsPlugin from 'ajv-formats';
@@ -49,6 +50,9 @@ const SPEC_STATUSES: Record<string, string[]> = {
   getPet: ['200', '400', '401', '404', '410', '429'],
 };
 
+/** Operations served without a key: photo renderings (unguessable, immutable URLs for <img>). */
+const KEYLESS = ['getPhotoFile'];
+
 /** Headers documented as present only sometimes; every other documented header must be on the response. */
 const CONDITIONAL_HEADERS: Record<string, string[]> = {
   'listPets 200': ['link'], // only when another page exists
@@ -57,9 +61,15 @@ const CONDITIONAL_HEADERS: Record<string, string[]> = {
   'deletePet 204': ['idempotent-replayed'],
   'placeOrder 201': ['idempotent-replayed'],
   'listOrders 200': ['link'],
+  'searchListings 200': ['link'],
   'approveOrder 200': ['idempotent-replayed'],
   'deliverOrder 200': ['idempotent-replayed'],
   'cancelOrder 200': ['idempotent-replayed'],
+  'putPetProfile 200': ['idempotent-replayed'],
+  'patchPetProfile 200': ['idempotent-replayed'],
+  'addPetPhoto 201': ['idempotent-replayed'],
+  'movePetPhoto 200': ['idempotent-replayed'],
+  'deletePetPhoto 204': ['idempotent-replayed'],
 };
 
 /**
@@ -171,7 +181,7 @@ class Contract {
         .toLowerCase();
       if (!(type in content)) {
         problems.push(`content-type ${type || '(none)'} is not one of ${Object.keys(content).join(', ')}`);
-      } else if (content[type]!.schema) {
+      } else if (content[type]!.schema && !type.startsWith('image/')) {
         const validate = this.validator([...base, 'content', type, 'schema']);
         if (!validate(safeJson(res))) {
           problems.push(
@@ -276,6 +286,17 @@ const DRIFT_COVERAGE = {
     listWebhookDeliveries: [200],
     retryWebhookDelivery: [202, 404],
   },
+  catalogue: {
+    getPetProfile: [200, 304, 404],
+    putPetProfile: [200, 400, 412],
+    patchPetProfile: [200, 400],
+    searchListings: [200, 400],
+    addPetPhoto: [201, 404, 415, 422],
+    listPetPhotos: [200, 404],
+    movePetPhoto: [200, 400],
+    deletePetPhoto: [204, 404],
+    getPhotoFile: [200, 304, 404],
+  },
   'events feed': {
     listEvents: [200, 400],
   },
@@ -340,6 +361,10 @@ for (const backend of await backends()) {
           const op = item[method];
           if (!op) continue;
           const security = op.security ?? doc.security ?? [];
+          if (KEYLESS.includes(op.operationId!)) {
+            assert.deepEqual(op.security, [], `${op.operationId} is documented as needing no key`);
+            continue;
+          }
           assert.ok(security.length > 0, `${op.operationId} requires security`);
           assert.ok(
             security.every((req) => name in req),
@@ -362,7 +387,7 @@ for (const backend of await backends()) {
       for (const item of Object.values(doc.paths)) {
         for (const method of METHODS) {
           const op = item[method];
-          if (!op) continue;
+          if (!op || KEYLESS.includes(op.operationId!)) continue;
           const scopes = declaredScopes((op.security ?? []) as Record<string, string[]>[]);
           assert.ok(scopes.length > 0, `${op.operationId} declares its scopes`);
           const forbidden = op.responses['403'];
@@ -692,7 +717,7 @@ for (const backend of await backends()) {
       for (const [path, item] of Object.entries(contract.doc.paths)) {
         for (const method of METHODS) {
           const op = item[method];
-          if (!op) continue;
+          if (!op || KEYLESS.includes(op.operationId!)) continue;
           // The scope is checked before the request is parsed: any id and no body reach the 403.
           const { key: lacking } = await ctx.createKey({
             scopes: scopesLacking(declaredScopes((op.security ?? []) as Record<string, string[]>[])),
@@ -984,6 +1009,70 @@ for (const backend of await backends()) {
       done();
     });
 
+    test('catalogue', async () => {
+      const { call, done } = session('catalogue');
+      const petId = (
+        await ctx.app.inject({
+          method: 'POST',
+          url: '/v1/pets',
+          headers: auth(),
+          payload: { name: 'Catalogued', categoryId: 1 },
+        })
+      ).json().id as number;
+      const profile = `/v1/pets/${petId}/profile`;
+      await call('empty profile', { url: profile, headers: auth() });
+      await call('unknown pet', { url: '/v1/pets/987654321/profile', headers: auth() });
+      await call('put', {
+        method: 'PUT',
+        url: profile,
+        headers: auth(),
+        payload: {
+          breed: 'Mix',
+          goodWith: { children: true, cats: null },
+          location: { latitude: 1, longitude: 2 },
+        },
+      });
+      await call('profile 304', { url: profile, headers: { ...auth(), 'if-none-match': '"1"' } });
+      await call('bad put', { method: 'PUT', url: profile, headers: auth(), payload: { size: 'huge' } });
+      await call('stale put', {
+        method: 'PUT',
+        url: profile,
+        headers: { ...auth(), 'if-match': '"7"' },
+        payload: { breed: 'Mix' },
+      });
+      await call('patch', { method: 'PATCH', url: profile, headers: auth(), payload: { breed: null } });
+      await call('bad patch', { method: 'PATCH', url: profile, headers: auth(), payload: {} });
+      await call('search', {
+        url: '/v1/listings?near=1,2&radiusKm=10&sort=distance&limit=1',
+        headers: auth(),
+      });
+      await call('bad search', { url: '/v1/listings?sort=up', headers: auth() });
+      const image = await sharp({ create: { width: 40, height: 30, channels: 3, background: '#336699' } })
+        .png()
+        .toBuffer();
+      const photos = `/v1/pets/${petId}/photos`;
+      const upload = (label: string, url: string, type: string, payload: Buffer) =>
+        call(label, { method: 'POST', url, headers: { ...auth(), 'content-type': type }, payload });
+      const photo = (await upload('upload', photos, 'image/png', image)).json();
+      await upload('upload, unknown pet', '/v1/pets/987654321/photos', 'image/png', image);
+      await upload('upload, lying type', photos, 'image/jpeg', image);
+      await upload('upload, not an image type', photos, 'text/csv', Buffer.from('a,b'));
+      await call('photos', { url: photos, headers: auth() });
+      await call('photos, unknown pet', { url: '/v1/pets/987654321/photos', headers: auth() });
+      const one = `${photos}/${photo.id}`;
+      await call('move', { method: 'PATCH', url: one, headers: auth(), payload: { position: 0 } });
+      await call('bad move', { method: 'PATCH', url: one, headers: auth(), payload: { position: 5 } });
+      await call('image', { url: photo.urls.medium });
+      await call('image 304', {
+        url: photo.urls.medium,
+        headers: { 'if-none-match': `"${photo.id}.medium"` },
+      });
+      await call('delete photo', { method: 'DELETE', url: one, headers: auth() });
+      await call('delete photo again', { method: 'DELETE', url: one, headers: auth() });
+      await call('image gone', { url: photo.urls.medium });
+      done();
+    });
+
     test('events feed', async () => {
       const { call, done } = session('events feed');
       await ctx.app.inject({
@@ -1014,6 +1103,7 @@ for (const backend of await backends()) {
         cancelOrder: [200, 404],
         getInventory: [200],
         ...DRIFT_COVERAGE.webhooks,
+        ...DRIFT_COVERAGE.catalogue,
         listEvents: [200, 400],
       };
       expected.listPets!.push(304);

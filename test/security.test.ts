@@ -16,7 +16,8 @@ import { assert401, assertRateLimitHeaders } from './support/assertions.js';
 import { declaredScopes, scopesLacking } from './support/scopes.js';
 
 /** Routes under /v1 served without a key. Anything else under /v1 must demand one. */
-const PUBLIC_V1 = [/^\/v1\/openapi\.json$/, /^\/v1\/docs(\/.*)?$/];
+// The photo renderings are public by design: unguessable ids, immutable bytes an <img> loads without a key.
+const PUBLIC_V1 = [/^\/v1\/openapi\.json$/, /^\/v1\/docs(\/.*)?$/, /^\/v1\/photos\/:photoId\/:file$/];
 
 /** The protected operations the spec and DESIGN.md name; the derived list must contain at least these. */
 const KNOWN_PROTECTED = ['GET /v1/pets', 'POST /v1/pets', 'GET /v1/pets/{petId}', 'GET /v1/categories'];
@@ -30,6 +31,8 @@ interface ProtectedRoute {
   /** What its `security` requirement in the served document says it needs. */
   scopes: Scope[];
   body?: unknown;
+  /** The media type its body is sent as. */
+  contentType?: string;
 }
 
 type SecurityRequirement = Record<string, string[]>;
@@ -77,7 +80,11 @@ async function protectedRoutes(doc: OpenApiDoc, fixtures: Fixtures): Promise<Pro
         url,
         scopes: declaredScopes(security),
       };
-      if (op.requestBody) route.body = fixtures.body(operationId);
+      if (op.requestBody) {
+        route.body = fixtures.body(operationId);
+        // The first media type the operation takes (an upload's is an image type, not JSON).
+        route.contentType = Object.keys((op.requestBody as { content: object }).content)[0];
+      }
       routes.push(route);
     }
   }
@@ -170,7 +177,7 @@ for (const backend of await backends()) {
           return ctx.app.inject({
             method: route.method,
             url,
-            headers,
+            headers: route.contentType ? { 'content-type': route.contentType, ...headers } : headers,
             ...(route.body === undefined ? {} : { payload: body as object }),
           });
         };

@@ -33,8 +33,10 @@ export type { Scope } from '../modules/accounts/scopes.js';
  *   served whatever the key;
  * - `'operations'`: a probe outside the API (/healthz, /readyz, /metrics): neither keyed nor counted, so a
  *   flood of API clients can never starve an orchestrator's probe.
+ * - `'asset'`: immutable bytes at unguessable URLs (photos), served without a key and not counted (a page
+ *   shows dozens at once), but, unlike a probe, still under overload protection.
  */
-export type RouteAccess = { scopes: readonly Scope[] } | 'public' | 'operations';
+export type RouteAccess = { scopes: readonly Scope[] } | 'public' | 'operations' | 'asset';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -135,7 +137,7 @@ export function registerAccess(app: FastifyInstance, options: AccessOptions): vo
   app.addHook('onRequest', async (request, reply) => {
     // An unmatched request has no declaration of its own: it is answered 404 by anyone, and counted.
     const access: RouteAccess | undefined = request.is404 ? 'public' : request.routeOptions.config.access;
-    if (access === 'operations') return;
+    if (access === 'operations' || access === 'asset') return;
     // requireDeclarations makes this unreachable; should it ever be reached, refuse rather than serve.
     if (access === undefined) throw new ApiError('internal_error');
 

@@ -26,6 +26,7 @@ export const errorCatalogue = {
   webhook_endpoint_not_found: { status: 404, message: 'No webhook endpoint with this id in this account.' },
   delivery_not_found: { status: 404, message: 'This webhook endpoint has no delivery with this id.' },
   order_not_found: { status: 404, message: 'No order with this id.' },
+  photo_not_found: { status: 404, message: 'No photo with this id.' },
   method_not_allowed: { status: 405, message: 'This method is not allowed on this resource.' },
   idempotency_in_progress: {
     status: 409,
@@ -41,6 +42,7 @@ export const errorCatalogue = {
     message: 'The order is not in a status this action applies to.',
   },
   pet_not_available: { status: 409, message: 'The pet is not available for adoption.' },
+  photo_limit: { status: 409, message: 'The pet has the most photos it may (20); delete one first.' },
   open_order_limit: {
     status: 409,
     message: 'This account already holds the most open orders it may; cancel or complete one first.',
@@ -64,6 +66,11 @@ export const errorCatalogue = {
   },
   payload_too_large: { status: 413, message: 'The request body is larger than 16 KiB.' },
   unsupported_media_type: { status: 415, message: 'The request body must be application/json.' },
+  invalid_image: {
+    status: 422,
+    message:
+      'The body is not a usable image of its Content-Type (it does not decode, is truncated, or is over 50 megapixels).',
+  },
   idempotency_key_reused: {
     status: 422,
     message: 'This Idempotency-Key was already used with a different request body.',

@@ -60,6 +60,9 @@ export interface ResponseHeaders {
  * carried a key gets `no-store` even for a document: its rate-limit headers describe that account.
  */
 function isCacheable(request: FastifyRequest, reply: FastifyReply): boolean {
+  // Immutable assets set their own caching, keyed or not (the key plays no part in them).
+  if (request.routeOptions.config?.access === 'asset')
+    return reply.statusCode === 200 || reply.statusCode === 304;
   if (request.headers.authorization !== undefined || request.is404 || reply.statusCode >= 300) return false;
   if (request.method !== 'GET' && request.method !== 'HEAD') return false;
   // Decided by the matched route's declaration, like access: the documents are the routes declared public

@@ -19,6 +19,7 @@ interface Operation {
   deprecated?: boolean;
   security?: SecurityRequirement[];
   responses?: Record<string, Json>;
+  requestBody?: { content?: Record<string, Json> };
 }
 
 const SCHEME = 'bearerAuth';
@@ -41,7 +42,7 @@ const SCOPE_PURPOSE: Record<Scope, string> = {
 function withSecurity(schema: FastifySchema | undefined, route: RouteOptions): FastifySchema | undefined {
   const access = route.config?.access;
   if (!schema || access === undefined || access === 'operations') return schema;
-  const security = access === 'public' ? [] : [{ [SCHEME]: [...access.scopes] }];
+  const security = access === 'public' || access === 'asset' ? [] : [{ [SCHEME]: [...access.scopes] }];
   return { ...schema, security };
 }
 
@@ -162,19 +163,30 @@ function decorate(document: Json): Json {
   for (const pathItem of Object.values((document.paths ?? {}) as Record<string, Record<string, Operation>>)) {
     for (const operation of Object.values(pathItem)) {
       if (!operation.responses) continue;
-      // Only an operation that needs a scope can be refused for lacking one.
-      const extra = scopesOf(operation).length > 0 ? [403, 429, 500, 503] : [429, 500, 503];
+      // A binary upload's schema has no `type` for the validator (the parsed body is a Buffer, not a string);
+      // the document says what a client sends: a string of bytes, which docs pages show as a file picker.
+      for (const media of Object.values((operation.requestBody?.content ?? {}) as Record<string, Json>)) {
+        const schema = media.schema as Json | undefined;
+        if (schema?.format === 'binary' && schema.type === undefined) schema.type = 'string';
+      }
+      // Only an operation that needs a scope can be refused for lacking one; one served without a key (a
+      // photo rendering) is not counted, so it is never rate limited and carries no rate-limit headers.
+      const keyless = Array.isArray(operation.security) && operation.security.length === 0;
+      const extra =
+        scopesOf(operation).length > 0 ? [403, 429, 500, 503] : keyless ? [500, 503] : [429, 500, 503];
       for (const status of extra) {
         operation.responses[status] ??= {
           description: errorDescription(status),
           content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
         };
       }
-      operation.responses['429']!.headers = { 'Retry-After': RETRY_AFTER };
+      if (!keyless) operation.responses['429']!.headers = { 'Retry-After': RETRY_AFTER };
       operation.responses['503']!.headers = { 'Retry-After': RETRY_AFTER };
       for (const response of Object.values(operation.responses)) {
         const headers = ((response.headers as Json | undefined) ??= {});
-        for (const name of Object.keys(COMMON_HEADERS)) headers[name] = ref(name);
+        for (const name of Object.keys(COMMON_HEADERS)) {
+          if (!keyless || name === 'X-Request-Id') headers[name] = ref(name);
+        }
         headers['Access-Control-Allow-Origin'] = ref('Access-Control-Allow-Origin');
         if (operation.deprecated)
           for (const name of Object.keys(DEPRECATION_HEADERS)) headers[name] = ref(name);

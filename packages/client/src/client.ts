@@ -1,3 +1,4 @@
+import { Listings } from './catalogue.js';
 import { Categories, Events, Orders, Pets, Store, WebhookEndpoints } from './resources.js';
 import type { RateLimitState } from './rate-limit.js';
 import { Transport, type PetAdoptionClientOptions } from './transport.js';
@@ -19,6 +20,8 @@ export class PetAdoptionClient {
   readonly events: Events;
   readonly webhookEndpoints: WebhookEndpoints;
   readonly webhooks: Webhooks;
+  /** Search the catalogue: `client.listings.search({ near, radiusKm, … })` iterates every page. */
+  readonly listings: Listings;
   private readonly transport: Transport;
 
   constructor(options: PetAdoptionClientOptions) {
@@ -30,6 +33,7 @@ export class PetAdoptionClient {
     this.events = new Events(this.transport);
     this.webhookEndpoints = new WebhookEndpoints(this.transport);
     this.webhooks = new Webhooks();
+    this.listings = new Listings(this.transport);
   }
 
   /** The `/v1` address every request goes to. */

@@ -1,4 +1,5 @@
 /** The resource groups: one method per operation of the service, named as DESIGN 4.5 names them. */
+import { PetPhotos, PetProfiles } from './catalogue.js';
 import { PageIterable } from './paging.js';
 import type { RequestOptions, Transport } from './transport.js';
 import type {
@@ -54,7 +55,15 @@ function id(value: number): string {
 }
 
 export class Pets {
-  constructor(private readonly transport: Transport) {}
+  /** The pet's profile: `get`, `put`, `patch`. */
+  readonly profile: PetProfiles;
+  /** The pet's photos: `add`, `list`, `reorder`, `delete`, `download`. */
+  readonly photos: PetPhotos;
+
+  constructor(private readonly transport: Transport) {
+    this.profile = new PetProfiles(transport);
+    this.photos = new PetPhotos(transport);
+  }
 
   /** Every pet (optionally of one `status`), oldest id first, following the pages. */
   list(query: ListPetsQuery = {}, options?: RequestOptions): PageIterable<Pet> {

@@ -55,14 +55,18 @@ export interface RequestOptions {
 }
 
 export interface Call<T> {
-  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** Under the `/v1` base, e.g. `/pets/12`. */
   path: string;
   /** An absolute URL instead of `path` (a `Link` target). */
   url?: string | undefined;
   query?: Record<string, string | number | boolean | undefined> | undefined;
   body?: unknown;
+  /** A body sent as these bytes (with `contentType`) instead of as JSON: an image upload. */
+  bytes?: Uint8Array;
   contentType?: string;
+  /** The answer is bytes (an image), returned as a Uint8Array instead of parsed JSON. */
+  binaryResponse?: boolean;
   /** The operation's template, for deprecation notices: `GET /pets/{petId}`. */
   operation: string;
   /** The resource whose ETag this answer carries and whose remembered ETag goes into `If-Match`. */
@@ -163,9 +167,16 @@ export class Transport {
     const url = call.url ?? this.urlOf(call.path, call.query);
     const options = call.options ?? {};
     const signal = options.signal;
-    const headers: Record<string, string> = { authorization: this.authorization, accept: 'application/json' };
-    let body: string | undefined;
-    if (call.body !== undefined) {
+    const headers: Record<string, string> = {
+      authorization: this.authorization,
+      accept: call.binaryResponse ? '*/*' : 'application/json',
+    };
+    let body: BodyInit | undefined;
+    if (call.bytes !== undefined) {
+      headers['content-type'] = call.contentType ?? 'application/octet-stream';
+      // A Blob of the bytes: every fetch takes one, and it can be sent again on a retry.
+      body = new Blob([call.bytes as Uint8Array<ArrayBuffer>]);
+    } else if (call.body !== undefined) {
       headers['content-type'] = call.contentType ?? 'application/json';
       body = JSON.stringify(call.body);
     }
@@ -178,10 +189,12 @@ export class Transport {
     for (let attempt = 0; ; attempt++) {
       await this.waitForQuota(signal);
       let response: Response;
-      let text: string;
+      let text = '';
+      let bytes: Uint8Array | undefined;
       try {
         response = await this.fetch(url, { method: call.method, headers, body, signal });
-        text = await response.text();
+        if (call.binaryResponse && response.ok) bytes = new Uint8Array(await response.arrayBuffer());
+        else text = await response.text();
       } catch (error) {
         if (signal?.aborted) throw error;
         if (attempt >= this.maxRetries)
@@ -201,7 +214,7 @@ export class Transport {
       this.noticeDeprecation(call.operation, response.headers);
 
       if (response.ok) {
-        const data = (text === '' ? undefined : JSON.parse(text)) as T;
+        const data = (bytes ?? (text === '' ? undefined : JSON.parse(text))) as T;
         this.rememberEtag(call, data, response.headers.get('etag'));
         return { data, response, url: response.url || url };
       }

@@ -36,3 +36,11 @@ export type ListOrdersQuery = Query<'listOrders'>;
 export type ListEventsQuery = Query<'listEvents'>;
 export type ListWebhookEndpointsQuery = Query<'listWebhookEndpoints'>;
 export type ListWebhookDeliveriesQuery = Query<'listWebhookDeliveries'>;
+
+export type PetProfile = Schemas['PetProfile'];
+export type PetProfileInput = Schemas['PetProfileInput'];
+export type PetProfilePatch = Schemas['PetProfilePatch'];
+export type Photo = Schemas['Photo'];
+export type PhotoSize = keyof Photo['urls'];
+export type Listing = Schemas['Listing'];
+export type SearchListingsQuery = Query<'searchListings'>;

@@ -6,11 +6,13 @@ import { Type, type Static } from 'typebox';
 import { MAX_ID, ref, timestamp } from '../../http/schemas.js';
 import { Order } from '../orders/schemas.js';
 import { Pet } from '../pets/schemas.js';
+import { PetProfileChange } from '../profiles/schemas.js';
 
 export const EVENT_TYPES = [
   'pet.created',
   'pet.updated',
   'pet.deleted',
+  'pet.profile_updated',
   'order.placed',
   'order.approved',
   'order.delivered',
@@ -22,7 +24,7 @@ const EventTypeSchema = Type.Unsafe<EventType>({
   type: 'string',
   enum: [...EVENT_TYPES],
   description:
-    'What happened: `pet.created`, `pet.updated`, `pet.deleted`, or `order.<placed|approved|delivered|cancelled>`.',
+    'What happened: `pet.created`, `pet.updated`, `pet.deleted`, `pet.profile_updated`, or `order.<placed|approved|delivered|cancelled>`.',
   example: 'pet.created',
 });
 
@@ -39,9 +41,9 @@ export const Event = Type.Object(
     timestamp: timestamp('When the change was committed (RFC 3339, UTC).'),
     data: Type.Object(
       {
-        object: Type.Union([ref(Pet), ref(Order)], {
+        object: Type.Union([ref(Pet), ref(Order), ref(PetProfileChange)], {
           description:
-            'The resource after the change, exactly as the API returns it (a Pet or an Order); for `pet.deleted` the pet as it was.',
+            'The resource after the change, exactly as the API returns it (a Pet or an Order; for `pet.profile_updated` the pet id and its profile); for `pet.deleted` the pet as it was.',
         }),
         previous: Type.Object(
           {},

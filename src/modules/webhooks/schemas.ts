@@ -7,6 +7,7 @@ export const EVENT_TYPES = [
   'pet.created',
   'pet.updated',
   'pet.deleted',
+  'pet.profile_updated',
   'order.placed',
   'order.approved',
   'order.delivered',

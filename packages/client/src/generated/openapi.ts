@@ -55,6 +55,122 @@ export interface paths {
     patch: operations['updatePet'];
     trace?: never;
   };
+  '/pets/{petId}/profile': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Get an animal's profile
+     * @description What a storefront shows beside the `Pet`. A pet without a profile answers the empty one (`{ "updatedAt": null }`). `If-None-Match` answers 304. Every response carries the rate-limit headers (see components.headers).
+     */
+    get: operations['getPetProfile'];
+    /**
+     * Replace an animal's profile
+     * @description The whole profile: fields left out are removed. `updatedAt` is read-only (accepted and ignored). `latitude` and `longitude` come together; `birthDate` is not in the future. `If-Match` is optional and honoured (412 with the current `ETag`). Writes a `pet.profile_updated` event. Supports `Idempotency-Key`. Every response carries the rate-limit headers (see components.headers).
+     */
+    put: operations['putPetProfile'];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    /**
+     * Change an animal's profile
+     * @description A JSON Merge Patch (`application/merge-patch+json`; `application/json` is accepted too): fields given replace the stored ones, `null` removes one, `goodWith` and `location` merge field by field. The result is validated as a whole profile. `If-Match` is optional and honoured (412). Writes a `pet.profile_updated` event. Supports `Idempotency-Key`. Every response carries the rate-limit headers (see components.headers).
+     */
+    patch: operations['patchPetProfile'];
+    trace?: never;
+  };
+  '/pets/{petId}/photos': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List an animal's photos
+     * @description Every photo of the pet by `position` (the first is the primary one). Every response carries the rate-limit headers (see components.headers).
+     */
+    get: operations['listPetPhotos'];
+    put?: never;
+    /**
+     * Add a photo
+     * @description The body is the image itself: `image/jpeg`, `image/png` or `image/webp`, at most 10 MiB and 50 megapixels. The service keeps the original and serves WebP renderings (small fits 100×100, medium 300×300, large 600×600, full ≤ 1600 on its long side), upright, with every metadata block (EXIF, GPS, XMP, ICC) removed. A body that does not decode, is truncated, is not the type its Content-Type says, or declares dimensions past the limit answers 422 `invalid_image`; another type 415. At most 20 photos a pet (409 `photo_limit`); the first is the primary one. Supports `Idempotency-Key`. Every response carries the rate-limit headers (see components.headers).
+     */
+    post: operations['addPetPhoto'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/pets/{petId}/photos/{photoId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Delete a photo
+     * @description `204`; the photos after it move up one place, and its URLs answer 404. Supports `Idempotency-Key`. Every response carries the rate-limit headers (see components.headers).
+     */
+    delete: operations['deletePetPhoto'];
+    options?: never;
+    head?: never;
+    /**
+     * Move a photo
+     * @description `{ "position": n }` moves the photo to place n (0 is the primary photo); the photos between its old and new place shift by one. A position past the last photo answers 400. Supports `Idempotency-Key`. Every response carries the rate-limit headers (see components.headers).
+     */
+    patch: operations['movePetPhoto'];
+    trace?: never;
+  };
+  '/photos/{photoId}/{file}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Get a photo rendering
+     * @description `{size}.webp` with size `small`, `medium`, `large` or `full`. No key needed (the id is unguessable) and not counted against any rate limit; cached for a year (`immutable`), `If-None-Match` answers 304.
+     */
+    get: operations['getPhotoFile'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/listings': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Search the catalogue
+     * @description Pets with their profile and primary photo. Filters combine with AND; a comma-separated list means any of its values. Boolean filters match the stated value only. With `near`, only pets within `radiusKm` (great-circle distance, exact) and each listing carries `distanceKm`. At most `limit` (default 20) per page; when more exist, `Link: <…&cursor=…>; rel="next"`. Unknown parameters and bad values answer 400 naming each. Every response carries the rate-limit headers (see components.headers).
+     */
+    get: operations['searchListings'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/categories': {
     parameters: {
       query?: never;
@@ -370,11 +486,13 @@ export interface components {
         | 'webhook_endpoint_not_found'
         | 'delivery_not_found'
         | 'order_not_found'
+        | 'photo_not_found'
         | 'method_not_allowed'
         | 'idempotency_in_progress'
         | 'pet_has_open_order'
         | 'invalid_transition'
         | 'pet_not_available'
+        | 'photo_limit'
         | 'open_order_limit'
         | 'webhook_endpoint_limit'
         | 'webhook_endpoint_exists'
@@ -383,6 +501,7 @@ export interface components {
         | 'precondition_failed'
         | 'payload_too_large'
         | 'unsupported_media_type'
+        | 'invalid_image'
         | 'idempotency_key_reused'
         | 'rate_limited'
         | 'temporarily_banned'
@@ -500,6 +619,370 @@ export interface components {
       status?: 'available' | 'pending' | 'sold';
     };
     /**
+     * @description What a storefront shows about an animal beside its `Pet`. Every field is optional; a pet without a profile has the empty one (`{ "updatedAt": null }`).
+     * @example {
+     *       "description": "A calm, friendly dog who loves long walks.",
+     *       "breed": "Labrador Retriever",
+     *       "sex": "female",
+     *       "ageGroup": "adult",
+     *       "birthDate": "2022-04-01",
+     *       "size": "large",
+     *       "colors": [
+     *         "black"
+     *       ],
+     *       "goodWith": {
+     *         "children": true,
+     *         "dogs": true,
+     *         "cats": null
+     *       },
+     *       "houseTrained": true,
+     *       "specialNeeds": false,
+     *       "location": {
+     *         "postalCode": "10115",
+     *         "latitude": 52.52,
+     *         "longitude": 13.405
+     *       },
+     *       "updatedAt": "2026-06-15T12:00:30.000Z"
+     *     }
+     */
+    PetProfile: {
+      /**
+       * @description Free text, at most 4,000 characters (line breaks allowed).
+       * @example A calm, friendly dog who loves long walks.
+       */
+      description?: string;
+      /**
+       * @description At most 100 characters.
+       * @example Labrador Retriever
+       */
+      breed?: string;
+      /**
+       * @description `female`, `male` or `unknown`.
+       * @example female
+       * @enum {string}
+       */
+      sex?: 'female' | 'male' | 'unknown';
+      /**
+       * @description `baby`, `young`, `adult` or `senior`.
+       * @example adult
+       * @enum {string}
+       */
+      ageGroup?: 'baby' | 'young' | 'adult' | 'senior';
+      /**
+       * Format: date
+       * @description An RFC 3339 full date (`YYYY-MM-DD`), not in the future.
+       * @example 2022-04-01
+       */
+      birthDate?: string;
+      /**
+       * @description `small`, `medium`, `large` or `xlarge`.
+       * @example large
+       * @enum {string}
+       */
+      size?: 'small' | 'medium' | 'large' | 'xlarge';
+      /**
+       * @description At most 3 colours of at most 30 characters each.
+       * @example [
+       *       "black",
+       *       "white"
+       *     ]
+       */
+      colors?: string[];
+      /** @description Each `true`, `false` or `null` (not known). */
+      goodWith?: {
+        /** @description Good with children. `null`: not known. */
+        children?: boolean | null;
+        /** @description Good with dogs. `null`: not known. */
+        dogs?: boolean | null;
+        /** @description Good with cats. `null`: not known. */
+        cats?: boolean | null;
+      };
+      /** @description House-trained. `null`: not known. */
+      houseTrained?: boolean | null;
+      /** @description Has special needs. `null`: not known. */
+      specialNeeds?: boolean | null;
+      /** @description Where the animal can be met. `latitude` and `longitude` are given together or not at all; search by distance (`near`) finds only pets with both. */
+      location?: {
+        /**
+         * @description At most 12 characters.
+         * @example 10115
+         */
+        postalCode?: string;
+        /**
+         * @description Degrees, −90..90.
+         * @example 52.52
+         */
+        latitude?: number;
+        /**
+         * @description Degrees, −180..180.
+         * @example 13.405
+         */
+        longitude?: number;
+      };
+      /** @description Read-only: when the profile last changed; `null` for a pet that has none yet. */
+      updatedAt: string | null;
+    };
+    /**
+     * @description A whole profile (PUT replaces the stored one). Unknown fields are rejected with 400.
+     * @example {
+     *       "description": "A calm, friendly dog who loves long walks.",
+     *       "breed": "Labrador Retriever",
+     *       "sex": "female",
+     *       "ageGroup": "adult",
+     *       "birthDate": "2022-04-01",
+     *       "size": "large",
+     *       "colors": [
+     *         "black"
+     *       ],
+     *       "goodWith": {
+     *         "children": true,
+     *         "dogs": true,
+     *         "cats": null
+     *       },
+     *       "houseTrained": true,
+     *       "specialNeeds": false,
+     *       "location": {
+     *         "postalCode": "10115",
+     *         "latitude": 52.52,
+     *         "longitude": 13.405
+     *       }
+     *     }
+     */
+    PetProfileInput: {
+      /**
+       * @description Free text, at most 4,000 characters (line breaks allowed).
+       * @example A calm, friendly dog who loves long walks.
+       */
+      description?: string;
+      /**
+       * @description At most 100 characters.
+       * @example Labrador Retriever
+       */
+      breed?: string;
+      /**
+       * @description `female`, `male` or `unknown`.
+       * @example female
+       * @enum {string}
+       */
+      sex?: 'female' | 'male' | 'unknown';
+      /**
+       * @description `baby`, `young`, `adult` or `senior`.
+       * @example adult
+       * @enum {string}
+       */
+      ageGroup?: 'baby' | 'young' | 'adult' | 'senior';
+      /**
+       * Format: date
+       * @description An RFC 3339 full date (`YYYY-MM-DD`), not in the future.
+       * @example 2022-04-01
+       */
+      birthDate?: string;
+      /**
+       * @description `small`, `medium`, `large` or `xlarge`.
+       * @example large
+       * @enum {string}
+       */
+      size?: 'small' | 'medium' | 'large' | 'xlarge';
+      /**
+       * @description At most 3 colours of at most 30 characters each.
+       * @example [
+       *       "black",
+       *       "white"
+       *     ]
+       */
+      colors?: string[];
+      /** @description Each `true`, `false` or `null` (not known). */
+      goodWith?: {
+        /** @description Good with children. `null`: not known. */
+        children?: boolean | null;
+        /** @description Good with dogs. `null`: not known. */
+        dogs?: boolean | null;
+        /** @description Good with cats. `null`: not known. */
+        cats?: boolean | null;
+      };
+      /** @description House-trained. `null`: not known. */
+      houseTrained?: boolean | null;
+      /** @description Has special needs. `null`: not known. */
+      specialNeeds?: boolean | null;
+      /** @description Where the animal can be met. `latitude` and `longitude` are given together or not at all; search by distance (`near`) finds only pets with both. */
+      location?: {
+        /**
+         * @description At most 12 characters.
+         * @example 10115
+         */
+        postalCode?: string;
+        /**
+         * @description Degrees, −90..90.
+         * @example 52.52
+         */
+        latitude?: number;
+        /**
+         * @description Degrees, −180..180.
+         * @example 13.405
+         */
+        longitude?: number;
+      };
+      /** @description Read-only: accepted and ignored, so a profile read can be sent back as it is. */
+      updatedAt?: string | null;
+    };
+    /**
+     * @description A JSON Merge Patch of the profile: fields given replace the stored ones, `null` removes one, nested objects (`goodWith`, `location`) merge field by field. The result is validated as a whole profile.
+     * @example {
+     *       "description": "Now house-trained!",
+     *       "houseTrained": true,
+     *       "location": null
+     *     }
+     */
+    PetProfilePatch: {
+      description?: string | null;
+      breed?: string | null;
+      sex?: ('female' | 'male' | 'unknown') | null;
+      ageGroup?: ('baby' | 'young' | 'adult' | 'senior') | null;
+      birthDate?: string | null;
+      size?: ('small' | 'medium' | 'large' | 'xlarge') | null;
+      colors?: string[] | null;
+      goodWith?: {
+        /** @description Good with children. `null`: not known. */
+        children?: boolean | null;
+        /** @description Good with dogs. `null`: not known. */
+        dogs?: boolean | null;
+        /** @description Good with cats. `null`: not known. */
+        cats?: boolean | null;
+      } | null;
+      /** @description House-trained. `null`: not known. */
+      houseTrained?: boolean | null;
+      /** @description Has special needs. `null`: not known. */
+      specialNeeds?: boolean | null;
+      location?: {
+        postalCode?: string | null;
+        latitude?: number | null;
+        longitude?: number | null;
+      } | null;
+      updatedAt?: string | null;
+    };
+    /**
+     * @description The object of a `pet.profile_updated` event.
+     * @example {
+     *       "id": 42,
+     *       "profile": {
+     *         "breed": "Labrador Retriever",
+     *         "updatedAt": "2026-06-15T12:00:30.000Z"
+     *       }
+     *     }
+     */
+    PetProfileChange: {
+      /**
+       * Format: int64
+       * @description The pet whose profile changed (its id, as `object.id` of every pet event).
+       * @example 42
+       */
+      id: number;
+      profile: components['schemas']['PetProfile'];
+    };
+    /**
+     * @description A photo of a pet.
+     * @example {
+     *       "id": "Xq3bN0c5Zt9uKp2sLw8aYA",
+     *       "petId": 42,
+     *       "position": 0,
+     *       "width": 1600,
+     *       "height": 1200,
+     *       "createdAt": "2026-06-15T12:00:30.000Z",
+     *       "urls": {
+     *         "small": "/v1/photos/Xq3bN0c5Zt9uKp2sLw8aYA/small.webp",
+     *         "medium": "/v1/photos/Xq3bN0c5Zt9uKp2sLw8aYA/medium.webp",
+     *         "large": "/v1/photos/Xq3bN0c5Zt9uKp2sLw8aYA/large.webp",
+     *         "full": "/v1/photos/Xq3bN0c5Zt9uKp2sLw8aYA/full.webp"
+     *       }
+     *     }
+     */
+    Photo: {
+      /**
+       * @description Unguessable id (128 random bits); the image URLs need no key.
+       * @example Xq3bN0c5Zt9uKp2sLw8aYA
+       */
+      id: string;
+      /**
+       * Format: int64
+       * @description The pet shown.
+       * @example 42
+       */
+      petId: number;
+      /**
+       * @description Place in the pet's gallery, from 0; the photo at 0 is the primary one.
+       * @example 0
+       */
+      position: number;
+      /**
+       * @description Width of the original, upright, in pixels.
+       * @example 1600
+       */
+      width: number;
+      /**
+       * @description Height of the original, upright, in pixels.
+       * @example 1200
+       */
+      height: number;
+      /**
+       * Format: date-time
+       * @description When the photo was added (RFC 3339, UTC).
+       * @example 2026-06-15T12:00:30.000Z
+       */
+      createdAt: string;
+      /** @description The WebP renderings, served without a key, cached for a year (immutable). Every metadata block is removed. */
+      urls: {
+        /**
+         * @description WebP fitting 100×100.
+         * @example /v1/photos/Xq3bN0c5Zt9uKp2sLw8aYA/medium.webp
+         */
+        small: string;
+        /**
+         * @description WebP fitting 300×300.
+         * @example /v1/photos/Xq3bN0c5Zt9uKp2sLw8aYA/medium.webp
+         */
+        medium: string;
+        /**
+         * @description WebP fitting 600×600.
+         * @example /v1/photos/Xq3bN0c5Zt9uKp2sLw8aYA/medium.webp
+         */
+        large: string;
+        /**
+         * @description WebP at most 1600 pixels on its long side.
+         * @example /v1/photos/Xq3bN0c5Zt9uKp2sLw8aYA/medium.webp
+         */
+        full: string;
+      };
+    };
+    /**
+     * @description One animal as a storefront lists it: the pet, its profile and its primary photo.
+     * @example {
+     *       "pet": {
+     *         "id": 42,
+     *         "name": "Rex",
+     *         "categoryId": 1,
+     *         "status": "available"
+     *       },
+     *       "profile": {
+     *         "breed": "Labrador Retriever",
+     *         "size": "large",
+     *         "updatedAt": "2026-06-15T12:00:30.000Z"
+     *       },
+     *       "primaryPhoto": null,
+     *       "distanceKm": 3.2
+     *     }
+     */
+    Listing: {
+      pet: components['schemas']['Pet'];
+      profile: components['schemas']['PetProfile'];
+      /** @description The photo at position 0, or `null` for a pet without photos. */
+      primaryPhoto: components['schemas']['Photo'] | null;
+      /**
+       * @description Great-circle distance from `near`, in km, rounded to one decimal; present only with `near`.
+       * @example 3.2
+       */
+      distanceKm?: number;
+    };
+    /**
      * @description A kind of animal.
      * @example {
      *       "id": 1,
@@ -593,7 +1076,7 @@ export interface components {
        */
       id: string;
       /**
-       * @description What happened: `pet.created`, `pet.updated`, `pet.deleted`, or `order.<placed|approved|delivered|cancelled>`.
+       * @description What happened: `pet.created`, `pet.updated`, `pet.deleted`, `pet.profile_updated`, or `order.<placed|approved|delivered|cancelled>`.
        * @example pet.created
        * @enum {string}
        */
@@ -601,6 +1084,7 @@ export interface components {
         | 'pet.created'
         | 'pet.updated'
         | 'pet.deleted'
+        | 'pet.profile_updated'
         | 'order.placed'
         | 'order.approved'
         | 'order.delivered'
@@ -612,8 +1096,11 @@ export interface components {
        */
       timestamp: string;
       data: {
-        /** @description The resource after the change, exactly as the API returns it (a Pet or an Order); for `pet.deleted` the pet as it was. */
-        object: components['schemas']['Pet'] | components['schemas']['Order'];
+        /** @description The resource after the change, exactly as the API returns it (a Pet or an Order; for `pet.profile_updated` the pet id and its profile); for `pet.deleted` the pet as it was. */
+        object:
+          | components['schemas']['Pet']
+          | components['schemas']['Order']
+          | components['schemas']['PetProfileChange'];
         /** @description The old values of the fields this change modified (`{}` on creation, on `order.placed` and on deletion). */
         previous: {
           [key: string]: unknown;
@@ -653,6 +1140,7 @@ export interface components {
         | 'pet.created'
         | 'pet.updated'
         | 'pet.deleted'
+        | 'pet.profile_updated'
         | 'order.placed'
         | 'order.approved'
         | 'order.delivered'
@@ -699,6 +1187,7 @@ export interface components {
         | 'pet.created'
         | 'pet.updated'
         | 'pet.deleted'
+        | 'pet.profile_updated'
         | 'order.placed'
         | 'order.approved'
         | 'order.delivered'
@@ -750,6 +1239,7 @@ export interface components {
         | 'pet.created'
         | 'pet.updated'
         | 'pet.deleted'
+        | 'pet.profile_updated'
         | 'order.placed'
         | 'order.approved'
         | 'order.delivered'
@@ -795,6 +1285,7 @@ export interface components {
         | 'pet.created'
         | 'pet.updated'
         | 'pet.deleted'
+        | 'pet.profile_updated'
         | 'order.placed'
         | 'order.approved'
         | 'order.delivered'
@@ -1822,6 +2313,1709 @@ export interface operations {
           RateLimit: components['headers']['RateLimit'];
           'X-Request-Id': components['headers']['X-Request-Id'];
           'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit exceeded (`rate_limited`) or temporarily banned (`temporarily_banned`). Carries `Retry-After`. */
+      429: {
+        headers: {
+          /** @description Whole seconds to wait. */
+          'Retry-After'?: number;
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A fault of ours (`internal_error`); nothing internal is revealed. */
+      500: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A backing store is unavailable (`service_unavailable`), or the instance is overloaded and did nothing (`overloaded`). Carries `Retry-After`. */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait. */
+          'Retry-After'?: number;
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getPetProfile: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The pet id, a positive integer. Malformed: 400; well-formed but unknown: 404. */
+        petId: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description What a storefront shows about an animal beside its `Pet`. Every field is optional; a pet without a profile has the empty one (`{ "updatedAt": null }`). */
+      200: {
+        headers: {
+          /** @description The profile's version as a strong ETag (`"<n>"`, `"0"` before the first write). */
+          ETag?: string;
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['PetProfile'];
+        };
+      };
+      /** @description Not modified: the profile is unchanged since the ETag sent. */
+      304: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Invalid parameters or body (`validation_failed`, `invalid_json`, `bad_request`). */
+      400: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing, malformed, unknown, revoked or expired API key. Carries `WWW-Authenticate: Bearer`. */
+      401: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          /** @description `Bearer realm="pet-adoption"`… */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The key lacks a scope this operation needs (`insufficient_scope`). `WWW-Authenticate` names it. */
+      403: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          /** @description `Bearer realm="pet-adoption", error="insufficient_scope", scope="pets:read"`. */
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found. */
+      404: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit exceeded (`rate_limited`) or temporarily banned (`temporarily_banned`). Carries `Retry-After`. */
+      429: {
+        headers: {
+          /** @description Whole seconds to wait. */
+          'Retry-After'?: number;
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A fault of ours (`internal_error`); nothing internal is revealed. */
+      500: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A backing store is unavailable (`service_unavailable`), or the instance is overloaded and did nothing (`overloaded`). Carries `Retry-After`. */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait. */
+          'Retry-After'?: number;
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  putPetProfile: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes the request safe to retry: a repeat with the same key and body (per account, within 24 h) replays the first response without creating anything; the same key with a different body answers 422; while the first request is still running, 409. */
+        'idempotency-key'?: string;
+        /** @description Only change the profile if its current ETag is one of these (strong comparison; `*`: any). Otherwise `412`. */
+        'if-match'?: string;
+      };
+      path: {
+        /** @description The pet id, a positive integer. Malformed: 400; well-formed but unknown: 404. */
+        petId: number;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['PetProfileInput'];
+      };
+    };
+    responses: {
+      /** @description The profile after the change. */
+      200: {
+        headers: {
+          /** @description The profile's version as a strong ETag (`"<n>"`, `"0"` before the first write). */
+          ETag?: string;
+          /** @description `true` when this response replays an earlier one (same Idempotency-Key). */
+          'Idempotent-Replayed'?: string;
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['PetProfile'];
+        };
+      };
+      /** @description Invalid parameters or body (`validation_failed`, `invalid_json`, `bad_request`). */
+      400: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing, malformed, unknown, revoked or expired API key. Carries `WWW-Authenticate: Bearer`. */
+      401: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          /** @description `Bearer realm="pet-adoption"`… */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The key lacks a scope this operation needs (`insufficient_scope`). `WWW-Authenticate` names it. */
+      403: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          /** @description `Bearer realm="pet-adoption", error="insufficient_scope", scope="pets:write"`. */
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found. */
+      404: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A conflict: a request with the same Idempotency-Key is still in progress (`idempotency_in_progress`), or the resource's state forbids the change (e.g. `pet_has_open_order`). */
+      409: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `If-Match` does not match the current version (`precondition_failed`); the current `ETag` is sent. */
+      412: {
+        headers: {
+          /** @description The current ETag of the profile. */
+          ETag?: string;
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Body larger than 16 KiB. */
+      413: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Body is not application/json. */
+      415: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Idempotency-Key reused with a different body. */
+      422: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit exceeded (`rate_limited`) or temporarily banned (`temporarily_banned`). Carries `Retry-After`. */
+      429: {
+        headers: {
+          /** @description Whole seconds to wait. */
+          'Retry-After'?: number;
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A fault of ours (`internal_error`); nothing internal is revealed. */
+      500: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A backing store is unavailable (`service_unavailable`), or the instance is overloaded and did nothing (`overloaded`). Carries `Retry-After`. */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait. */
+          'Retry-After'?: number;
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  patchPetProfile: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes the request safe to retry: a repeat with the same key and body (per account, within 24 h) replays the first response without creating anything; the same key with a different body answers 422; while the first request is still running, 409. */
+        'idempotency-key'?: string;
+        /** @description Only change the profile if its current ETag is one of these (strong comparison; `*`: any). Otherwise `412`. */
+        'if-match'?: string;
+      };
+      path: {
+        /** @description The pet id, a positive integer. Malformed: 400; well-formed but unknown: 404. */
+        petId: number;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['PetProfilePatch'];
+        'application/merge-patch+json': components['schemas']['PetProfilePatch'];
+      };
+    };
+    responses: {
+      /** @description The profile after the change. */
+      200: {
+        headers: {
+          /** @description The profile's version as a strong ETag (`"<n>"`, `"0"` before the first write). */
+          ETag?: string;
+          /** @description `true` when this response replays an earlier one (same Idempotency-Key). */
+          'Idempotent-Replayed'?: string;
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['PetProfile'];
+        };
+      };
+      /** @description Invalid parameters or body (`validation_failed`, `invalid_json`, `bad_request`). */
+      400: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing, malformed, unknown, revoked or expired API key. Carries `WWW-Authenticate: Bearer`. */
+      401: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          /** @description `Bearer realm="pet-adoption"`… */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The key lacks a scope this operation needs (`insufficient_scope`). `WWW-Authenticate` names it. */
+      403: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          /** @description `Bearer realm="pet-adoption", error="insufficient_scope", scope="pets:write"`. */
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found. */
+      404: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A conflict: a request with the same Idempotency-Key is still in progress (`idempotency_in_progress`), or the resource's state forbids the change (e.g. `pet_has_open_order`). */
+      409: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description `If-Match` does not match the current version (`precondition_failed`); the current `ETag` is sent. */
+      412: {
+        headers: {
+          /** @description The current ETag of the profile. */
+          ETag?: string;
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Body larger than 16 KiB. */
+      413: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Body is not application/json. */
+      415: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Idempotency-Key reused with a different body. */
+      422: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit exceeded (`rate_limited`) or temporarily banned (`temporarily_banned`). Carries `Retry-After`. */
+      429: {
+        headers: {
+          /** @description Whole seconds to wait. */
+          'Retry-After'?: number;
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A fault of ours (`internal_error`); nothing internal is revealed. */
+      500: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A backing store is unavailable (`service_unavailable`), or the instance is overloaded and did nothing (`overloaded`). Carries `Retry-After`. */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait. */
+          'Retry-After'?: number;
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  listPetPhotos: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The pet id, a positive integer. Malformed: 400; well-formed but unknown: 404. */
+        petId: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The photos by position. */
+      200: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Photo'][];
+        };
+      };
+      /** @description Invalid parameters or body (`validation_failed`, `invalid_json`, `bad_request`). */
+      400: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing, malformed, unknown, revoked or expired API key. Carries `WWW-Authenticate: Bearer`. */
+      401: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          /** @description `Bearer realm="pet-adoption"`… */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The key lacks a scope this operation needs (`insufficient_scope`). `WWW-Authenticate` names it. */
+      403: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          /** @description `Bearer realm="pet-adoption", error="insufficient_scope", scope="pets:read"`. */
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found. */
+      404: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit exceeded (`rate_limited`) or temporarily banned (`temporarily_banned`). Carries `Retry-After`. */
+      429: {
+        headers: {
+          /** @description Whole seconds to wait. */
+          'Retry-After'?: number;
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A fault of ours (`internal_error`); nothing internal is revealed. */
+      500: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A backing store is unavailable (`service_unavailable`), or the instance is overloaded and did nothing (`overloaded`). Carries `Retry-After`. */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait. */
+          'Retry-After'?: number;
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  addPetPhoto: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes the request safe to retry: a repeat with the same key and body (per account, within 24 h) replays the first response without creating anything; the same key with a different body answers 422; while the first request is still running, 409. */
+        'idempotency-key'?: string;
+      };
+      path: {
+        /** @description The pet id, a positive integer. Malformed: 400; well-formed but unknown: 404. */
+        petId: number;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'image/jpeg': string;
+        'image/png': string;
+        'image/webp': string;
+      };
+    };
+    responses: {
+      /** @description A photo of a pet. */
+      201: {
+        headers: {
+          /** @description The photo: `/v1/pets/{petId}/photos/{photoId}`. Absolute (`https://…/v1/…`) when the deployment sets PUBLIC_URL. */
+          Location?: string;
+          /** @description `true` when this response replays an earlier one. */
+          'Idempotent-Replayed'?: string;
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Photo'];
+        };
+      };
+      /** @description Invalid parameters or body (`validation_failed`, `invalid_json`, `bad_request`). */
+      400: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing, malformed, unknown, revoked or expired API key. Carries `WWW-Authenticate: Bearer`. */
+      401: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          /** @description `Bearer realm="pet-adoption"`… */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The key lacks a scope this operation needs (`insufficient_scope`). `WWW-Authenticate` names it. */
+      403: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          /** @description `Bearer realm="pet-adoption", error="insufficient_scope", scope="pets:write"`. */
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found. */
+      404: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A conflict: a request with the same Idempotency-Key is still in progress (`idempotency_in_progress`), or the resource's state forbids the change (e.g. `pet_has_open_order`). */
+      409: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Body larger than 16 KiB. */
+      413: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Body is not application/json. */
+      415: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Idempotency-Key reused with a different body. */
+      422: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit exceeded (`rate_limited`) or temporarily banned (`temporarily_banned`). Carries `Retry-After`. */
+      429: {
+        headers: {
+          /** @description Whole seconds to wait. */
+          'Retry-After'?: number;
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A fault of ours (`internal_error`); nothing internal is revealed. */
+      500: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A backing store is unavailable (`service_unavailable`), or the instance is overloaded and did nothing (`overloaded`). Carries `Retry-After`. */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait. */
+          'Retry-After'?: number;
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  deletePetPhoto: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes the request safe to retry: a repeat with the same key and body (per account, within 24 h) replays the first response without creating anything; the same key with a different body answers 422; while the first request is still running, 409. */
+        'idempotency-key'?: string;
+      };
+      path: {
+        /** @description The pet id, a positive integer. Malformed: 400; well-formed but unknown: 404. */
+        petId: number;
+        /** @description The photo id. */
+        photoId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Deleted. */
+      204: {
+        headers: {
+          /** @description `true` when this response replays an earlier one. */
+          'Idempotent-Replayed'?: string;
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Invalid parameters or body (`validation_failed`, `invalid_json`, `bad_request`). */
+      400: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing, malformed, unknown, revoked or expired API key. Carries `WWW-Authenticate: Bearer`. */
+      401: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          /** @description `Bearer realm="pet-adoption"`… */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The key lacks a scope this operation needs (`insufficient_scope`). `WWW-Authenticate` names it. */
+      403: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          /** @description `Bearer realm="pet-adoption", error="insufficient_scope", scope="pets:write"`. */
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found. */
+      404: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A conflict: a request with the same Idempotency-Key is still in progress (`idempotency_in_progress`), or the resource's state forbids the change (e.g. `pet_has_open_order`). */
+      409: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Idempotency-Key reused with a different body. */
+      422: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit exceeded (`rate_limited`) or temporarily banned (`temporarily_banned`). Carries `Retry-After`. */
+      429: {
+        headers: {
+          /** @description Whole seconds to wait. */
+          'Retry-After'?: number;
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A fault of ours (`internal_error`); nothing internal is revealed. */
+      500: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A backing store is unavailable (`service_unavailable`), or the instance is overloaded and did nothing (`overloaded`). Carries `Retry-After`. */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait. */
+          'Retry-After'?: number;
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  movePetPhoto: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes the request safe to retry: a repeat with the same key and body (per account, within 24 h) replays the first response without creating anything; the same key with a different body answers 422; while the first request is still running, 409. */
+        'idempotency-key'?: string;
+      };
+      path: {
+        /** @description The pet id, a positive integer. Malformed: 400; well-formed but unknown: 404. */
+        petId: number;
+        /** @description The photo id. */
+        photoId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The new place, from 0. */
+          position: number;
+        };
+      };
+    };
+    responses: {
+      /** @description A photo of a pet. */
+      200: {
+        headers: {
+          /** @description `true` when this response replays an earlier one. */
+          'Idempotent-Replayed'?: string;
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Photo'];
+        };
+      };
+      /** @description Invalid parameters or body (`validation_failed`, `invalid_json`, `bad_request`). */
+      400: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing, malformed, unknown, revoked or expired API key. Carries `WWW-Authenticate: Bearer`. */
+      401: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          /** @description `Bearer realm="pet-adoption"`… */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The key lacks a scope this operation needs (`insufficient_scope`). `WWW-Authenticate` names it. */
+      403: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          /** @description `Bearer realm="pet-adoption", error="insufficient_scope", scope="pets:write"`. */
+          'WWW-Authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found. */
+      404: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A conflict: a request with the same Idempotency-Key is still in progress (`idempotency_in_progress`), or the resource's state forbids the change (e.g. `pet_has_open_order`). */
+      409: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Body larger than 16 KiB. */
+      413: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Body is not application/json. */
+      415: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Idempotency-Key reused with a different body. */
+      422: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit exceeded (`rate_limited`) or temporarily banned (`temporarily_banned`). Carries `Retry-After`. */
+      429: {
+        headers: {
+          /** @description Whole seconds to wait. */
+          'Retry-After'?: number;
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A fault of ours (`internal_error`); nothing internal is revealed. */
+      500: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A backing store is unavailable (`service_unavailable`), or the instance is overloaded and did nothing (`overloaded`). Carries `Retry-After`. */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait. */
+          'Retry-After'?: number;
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getPhotoFile: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The photo id. */
+        photoId: string;
+        /** @description `small.webp`, `medium.webp`, `large.webp` or `full.webp`. */
+        file: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The WebP image. */
+      200: {
+        headers: {
+          /** @description Strong; the bytes never change. */
+          ETag?: string;
+          /** @description `public, max-age=31536000, immutable`. */
+          'Cache-Control'?: string;
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'image/webp': string;
+        };
+      };
+      /** @description Not modified. */
+      304: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Invalid parameters or body (`validation_failed`, `invalid_json`, `bad_request`). */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found. */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A fault of ours (`internal_error`); nothing internal is revealed. */
+      500: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A backing store is unavailable (`service_unavailable`), or the instance is overloaded and did nothing (`overloaded`). Carries `Retry-After`. */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait. */
+          'Retry-After'?: number;
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  searchListings: {
+    parameters: {
+      query?: {
+        /** @description Comma-separated: `available`, `pending`, `sold`. Default `available`. */
+        status?: string;
+        /** @description Comma-separated category ids. */
+        categoryId?: string;
+        /** @description Comma-separated: `female`, `male`, `unknown`. */
+        sex?: string;
+        /** @description Comma-separated: `baby`, `young`, `adult`, `senior`. */
+        ageGroup?: string;
+        /** @description Comma-separated: `small`, `medium`, `large`, `xlarge`. */
+        size?: string;
+        /** @description Good with children. Matches the stated value only: pets for which it is not known match neither. */
+        goodWithChildren?: 'true' | 'false';
+        /** @description Good with dogs. Matches the stated value only: pets for which it is not known match neither. */
+        goodWithDogs?: 'true' | 'false';
+        /** @description Good with cats. Matches the stated value only: pets for which it is not known match neither. */
+        goodWithCats?: 'true' | 'false';
+        /** @description House-trained. Matches the stated value only: pets for which it is not known match neither. */
+        houseTrained?: 'true' | 'false';
+        /** @description Has special needs. Matches the stated value only: pets for which it is not known match neither. */
+        specialNeeds?: 'true' | 'false';
+        /** @description `true`: only pets with photos; `false`: only pets without. */
+        hasPhotos?: 'true' | 'false';
+        /** @description Words (at most 10) matched against the name, breed and description; every word must match, ignoring case and accents. */
+        q?: string;
+        /** @description `<latitude>,<longitude>`: only pets whose location is within `radiusKm` (pets without a location are excluded); adds `distanceKm`. */
+        near?: string;
+        /** @description Radius around `near` in km, 1..500 (default 50); needs `near`. */
+        radiusKm?: number;
+        /** @description `newest` (default: newest pet first), `oldest`, `distance` (needs `near`), `name`; ties by id. */
+        sort?: 'newest' | 'oldest' | 'distance' | 'name';
+        /** @description Page size, 1..100. Values outside the range are rejected with 400, never clamped. */
+        limit?: number;
+        /** @description Opaque cursor taken from the `Link: rel="next"` header of the previous page; use it with the same parameters. */
+        cursor?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of listings. */
+      200: {
+        headers: {
+          /** @description Present when another page exists: `<…>; rel="next"`. The target is absolute when the deployment sets PUBLIC_URL. */
+          Link?: string;
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Listing'][];
+        };
+      };
+      /** @description Invalid parameters or body (`validation_failed`, `invalid_json`, `bad_request`). */
+      400: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing, malformed, unknown, revoked or expired API key. Carries `WWW-Authenticate: Bearer`. */
+      401: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          /** @description `Bearer realm="pet-adoption"`… */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The key lacks a scope this operation needs (`insufficient_scope`). `WWW-Authenticate` names it. */
+      403: {
+        headers: {
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          RateLimit: components['headers']['RateLimit'];
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin'];
+          /** @description `Bearer realm="pet-adoption", error="insufficient_scope", scope="pets:read"`. */
+          'WWW-Authenticate': string;
           [name: string]: unknown;
         };
         content: {
@@ -3409,6 +5603,7 @@ export interface operations {
           | 'pet.created'
           | 'pet.updated'
           | 'pet.deleted'
+          | 'pet.profile_updated'
           | 'order.placed'
           | 'order.approved'
           | 'order.delivered'
@@ -3737,6 +5932,7 @@ export interface operations {
               | 'pet.created'
               | 'pet.updated'
               | 'pet.deleted'
+              | 'pet.profile_updated'
               | 'order.placed'
               | 'order.approved'
               | 'order.delivered'
@@ -4475,6 +6671,7 @@ export interface operations {
               | 'pet.created'
               | 'pet.updated'
               | 'pet.deleted'
+              | 'pet.profile_updated'
               | 'order.placed'
               | 'order.approved'
               | 'order.delivered'

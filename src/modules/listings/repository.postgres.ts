@@ -1,0 +1,60 @@
+import type { PostgresDatabase } from '../../db/postgres.js';
+import type { PhotoRecord } from '../photos/schemas.js';
+import type { ListingQuery } from './query.js';
+import {
+  EARTH_RADIUS_KM,
+  searchSql,
+  type Dialect,
+  type ListingRepository,
+  type ListingRow,
+} from './repository.js';
+
+/** The haversine formula of distanceKm, in SQL. */
+const distance = (lat: string, lon: string): string =>
+  `2 * ${EARTH_RADIUS_KM} * asin(least(1, sqrt(
+     power(sin(radians(pr.latitude - ${lat}::float8) / 2), 2) +
+     cos(radians(${lat}::float8)) * cos(radians(pr.latitude)) * power(sin(radians(pr.longitude - ${lon}::float8) / 2), 2))))`;
+
+const dialect: Dialect = {
+  placeholder: (n) => `$${n}`,
+  boolean: (value) => value,
+  distance,
+  // catalogue_fold (migration 013) folds case and accents of the indexed words and of the query alike.
+  words: (value) =>
+    `p.id IN (SELECT pet_id FROM listing_words WHERE words @@ to_tsquery('simple', catalogue_fold(${value}::text)))`,
+  wordsValue: (words) => words.join(' & '),
+};
+
+type Row = Omit<ListingRow, 'id' | 'categoryId' | 'updatedAt' | 'distance'> & {
+  id: string;
+  categoryId: string;
+  updatedAt: string | null;
+  distance: number | null;
+};
+
+export class PostgresListingRepository implements ListingRepository {
+  constructor(private readonly db: PostgresDatabase) {}
+
+  async search(query: ListingQuery): Promise<ListingRow[]> {
+    const { text, values } = searchSql(query, dialect);
+    const rows = await this.db.query<Row>({ text, values });
+    return rows.map((row) => ({
+      ...row,
+      id: Number(row.id),
+      categoryId: Number(row.categoryId),
+      updatedAt: row.updatedAt === null ? null : Number(row.updatedAt),
+      distance: row.distance === null ? null : Number(row.distance),
+    }));
+  }
+
+  async primaryPhotos(petIds: number[]): Promise<PhotoRecord[]> {
+    if (petIds.length === 0) return [];
+    const rows = await this.db.query<PhotoRecord & { petId: string; createdAt: string }>({
+      name: 'listing_primary_photos',
+      text: `SELECT id, pet_id AS "petId", position, width, height, created_at AS "createdAt" FROM pet_photos
+             WHERE position = 0 AND pet_id = ANY($1::bigint[])`,
+      values: [petIds],
+    });
+    return rows.map((row) => ({ ...row, petId: Number(row.petId), createdAt: Number(row.createdAt) }));
+  }
+}

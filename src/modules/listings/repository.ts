@@ -1,0 +1,182 @@
+import type { RepositoryFactory } from '../../db/database.js';
+import type { PhotoRecord } from '../photos/schemas.js';
+import type { PetStatus } from '../pets/schemas.js';
+import { PostgresListingRepository } from './repository.postgres.js';
+import { SqliteListingRepository } from './repository.sqlite.js';
+import { BOOLEAN_FILTERS, type ListingQuery } from './query.js';
+
+/** One search hit as stored: the pet, its profile document (or none), its distance when `near` was given. */
+export interface ListingRow {
+  id: number;
+  name: string;
+  categoryId: number;
+  status: PetStatus;
+  doc: string | null;
+  updatedAt: number | null;
+  distance: number | null;
+}
+
+/**
+ * Search over pets and their profiles, implemented once per backend; test/listings.test.ts holds both to
+ * this contract through the API:
+ * - `search` returns at most `limit` pets matching every filter of the query (AND across filters, OR
+ *   within one), in the sort's order with the pet id breaking ties, starting after `query.after`.
+ *   A page costs what its `limit` rows cost, not what the pages before it did (keyset paging).
+ * - With `near`: only pets whose profile has both coordinates and whose great-circle distance is at most
+ *   `radiusKm` (a bounding box narrows by index, the distance decides), `distance` in km.
+ * - `words`: every word is in the pet's name, breed or description, ignoring case and accents.
+ * - `primaryPhotos` returns the photo at position 0 of each of the given pets that has one.
+ */
+export interface ListingRepository {
+  search(query: ListingQuery): Promise<ListingRow[]>;
+  primaryPhotos(petIds: number[]): Promise<PhotoRecord[]>;
+}
+
+export const listingRepository: RepositoryFactory<ListingRepository> = {
+  sqlite: (db) => new SqliteListingRepository(db),
+  postgres: (db) => new PostgresListingRepository(db),
+};
+
+/** Mean Earth radius (IUGG), in km. */
+export const EARTH_RADIUS_KM = 6371.0088;
+const DEG = Math.PI / 180;
+/** Slack added to the bounding box so rounding can never leave a pet inside the radius outside the box. */
+const BOX_SLACK_DEG = 1e-6;
+
+/** Great-circle distance (haversine) in km; the SQL of both backends computes the same formula. */
+export function distanceKm(lat1: number, lon1: number, lat2: number, lon2: number): number {
+  const a =
+    Math.sin(((lat2 - lat1) * DEG) / 2) ** 2 +
+    Math.cos(lat1 * DEG) * Math.cos(lat2 * DEG) * Math.sin(((lon2 - lon1) * DEG) / 2) ** 2;
+  return 2 * EARTH_RADIUS_KM * Math.asin(Math.min(1, Math.sqrt(a)));
+}
+
+/**
+ * The smallest latitude/longitude box holding every point within `radiusKm` of the centre, widened by a
+ * little slack; `lon` is undefined when the circle reaches a pole (every longitude), and a box crossing
+ * the antimeridian is two longitude ranges.
+ */
+export function boundingBox(
+  latitude: number,
+  longitude: number,
+  radiusKm: number,
+): { lat: [number, number]; lon?: [number, number][] } {
+  const angular = radiusKm / EARTH_RADIUS_KM;
+  const dLat = angular / DEG + BOX_SLACK_DEG;
+  const lat: [number, number] = [latitude - dLat, latitude + dLat];
+  if (lat[0] <= -90 || lat[1] >= 90) return { lat };
+  const dLon = Math.asin(Math.min(1, Math.sin(angular) / Math.cos(latitude * DEG))) / DEG + BOX_SLACK_DEG;
+  const min = longitude - dLon;
+  const max = longitude + dLon;
+  if (dLon >= 180) return { lat };
+  if (min < -180)
+    return {
+      lat,
+      lon: [
+        [min + 360, 180],
+        [-180, max],
+      ],
+    };
+  if (max > 180)
+    return {
+      lat,
+      lon: [
+        [min, 180],
+        [-180, max - 360],
+      ],
+    };
+  return { lat, lon: [[min, max]] };
+}
+
+export interface Dialect {
+  /** The placeholder for the n-th value (1-based). */
+  placeholder(n: number): string;
+  /** A boolean as the backend stores it. */
+  boolean(value: boolean): unknown;
+  /** SQL for the distance in km from the value placeholders `lat`, `lon` to the profile's coordinates. */
+  distance(lat: string, lon: string): string;
+  /** SQL matching pets whose words contain every one of `words` (bound as one value). */
+  words(placeholder: string): string;
+  /** The value bound for `words`. */
+  wordsValue(words: string[]): unknown;
+}
+
+/** The search as one statement: filters (the box included) inside, radius, cursor, order and limit outside. */
+export function searchSql(query: ListingQuery, dialect: Dialect): { text: string; values: unknown[] } {
+  const values: unknown[] = [];
+  const bind = (value: unknown): string => {
+    values.push(value);
+    return dialect.placeholder(values.length);
+  };
+  const where: string[] = [];
+  const inList = (column: string, items: readonly unknown[]) =>
+    where.push(`${column} IN (${items.map((item) => bind(item)).join(', ')})`);
+
+  // '?' placeholders bind in the order they appear: the distance (in the select list) first.
+  const distance = query.near
+    ? dialect.distance(bind(query.near.latitude), bind(query.near.longitude))
+    : 'NULL';
+  inList('p.status', query.status);
+  if (query.categoryId) inList('p.category_id', query.categoryId);
+  if (query.sex) inList('pr.sex', query.sex);
+  if (query.ageGroup) inList('pr.age_group', query.ageGroup);
+  if (query.size) inList('pr.size', query.size);
+  for (const [name, value] of Object.entries(query.booleans)) {
+    where.push(
+      `pr.${BOOLEAN_FILTERS[name as keyof typeof BOOLEAN_FILTERS]} = ${bind(dialect.boolean(value))}`,
+    );
+  }
+  if (query.hasPhotos !== undefined) {
+    where.push(`${query.hasPhotos ? '' : 'NOT '}EXISTS (SELECT 1 FROM pet_photos ph WHERE ph.pet_id = p.id)`);
+  }
+  if (query.words) where.push(dialect.words(bind(dialect.wordsValue(query.words))));
+  if (query.near) {
+    const { latitude, longitude, radiusKm } = query.near;
+    const box = boundingBox(latitude, longitude, radiusKm);
+    where.push(`pr.latitude BETWEEN ${bind(box.lat[0])} AND ${bind(box.lat[1])}`);
+    if (box.lon) {
+      const ranges = box.lon.map(([a, b]) => `pr.longitude BETWEEN ${bind(a)} AND ${bind(b)}`);
+      where.push(ranges.length === 1 ? ranges[0]! : `(${ranges.join(' OR ')})`);
+    }
+    where.push('pr.longitude IS NOT NULL');
+  }
+  const profileNeeded =
+    query.sex || query.ageGroup || query.size || Object.keys(query.booleans).length > 0 || query.near;
+  const inner =
+    `SELECT p.id, p.name, p.category_id AS "categoryId", p.status, pr.doc, pr.updated_at AS "updatedAt", ` +
+    `${distance} AS distance FROM pets p ${profileNeeded ? '' : 'LEFT '}JOIN pet_profiles pr ON pr.pet_id = p.id ` +
+    `WHERE ${where.join(' AND ')}`;
+
+  const outer: string[] = [];
+  if (query.near) outer.push(`distance <= ${bind(query.near.radiusKm)}`);
+  const after = query.after;
+  let order: string;
+  switch (query.sort) {
+    case 'newest':
+      if (after) outer.push(`id < ${bind(after.id)}`);
+      order = 'id DESC';
+      break;
+    case 'oldest':
+      if (after) outer.push(`id > ${bind(after.id)}`);
+      order = 'id';
+      break;
+    case 'name':
+      if (after) {
+        outer.push(`(name > ${bind(after.name)} OR (name = ${bind(after.name)} AND id > ${bind(after.id)}))`);
+      }
+      order = 'name, id';
+      break;
+    case 'distance':
+      if (after) {
+        outer.push(
+          `(distance > ${bind(after.distance)} OR (distance = ${bind(after.distance)} AND id > ${bind(after.id)}))`,
+        );
+      }
+      order = 'distance, id';
+      break;
+  }
+  const text =
+    `SELECT * FROM (${inner}) s${outer.length ? ` WHERE ${outer.join(' AND ')}` : ''} ` +
+    `ORDER BY ${order} LIMIT ${query.limit + 1}`;
+  return { text, values };
+}

@@ -1,0 +1,86 @@
+/**
+ * searchListings: the catalogue as adopters search it. Filters, words and distance are one statement per
+ * page (keyset paging, so a page deep in the results costs what the first does), then one for the page's
+ * primary photos.
+ */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { nextLink } from '../../http/paging.js';
+import { errorResponses, linkHeader } from '../../http/responses.js';
+import type { ModuleContext } from '../module.js';
+import { renderPhoto } from '../photos/schemas.js';
+import type { ProfileDoc } from '../profiles/repository.js';
+import { encodeListingCursor, parseListingQuery, type ListingQuery } from './query.js';
+import { listingRepository } from './repository.js';
+import { Listings, SearchListingsQuery, type Listing } from './schemas.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    listingQuery?: ListingQuery;
+  }
+}
+
+export const listingRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (app, { database, config }) => {
+  const listings = database.repository(listingRepository);
+  const base = config.publicUrl ?? '';
+
+  app.get(
+    '/listings',
+    {
+      config: { access: { scopes: ['pets:read'] } },
+      // Before the schema's validator, which stops at the first problem: the 400 names every one.
+      preValidation: async (request) => {
+        request.listingQuery = parseListingQuery(request.query as Record<string, unknown>);
+      },
+      schema: {
+        operationId: 'searchListings',
+        tags: ['animals'],
+        summary: 'Search the catalogue',
+        description:
+          'Pets with their profile and primary photo. Filters combine with AND; a comma-separated list means ' +
+          'any of its values. Boolean filters match the stated value only. With `near`, only pets within ' +
+          '`radiusKm` (great-circle distance, exact) and each listing carries `distanceKm`. At most `limit` ' +
+          '(default 20) per page; when more exist, `Link: <…&cursor=…>; rel="next"`. Unknown parameters and ' +
+          'bad values answer 400 naming each. Every response carries the rate-limit headers (see components.headers).',
+        querystring: SearchListingsQuery,
+        response: {
+          200: {
+            ...Listings,
+            headers: { Link: linkHeader('Present when another page exists: `<…>; rel="next"`.') },
+          },
+          ...errorResponses(400, 401, 403),
+        },
+      },
+    },
+    async (request, reply) => {
+      const query = request.listingQuery!;
+      const rows = await listings.search(query);
+      if (rows.length > query.limit) {
+        rows.length = query.limit;
+        const last = rows[query.limit - 1]!;
+        const cursor = encodeListingCursor(query.sort, {
+          id: last.id,
+          name: last.name,
+          distance: last.distance ?? undefined,
+        });
+        reply.header('link', nextLink('/v1/listings', query.limit, query.filters, cursor));
+      }
+      const photos = new Map(
+        (await listings.primaryPhotos(rows.map((row) => row.id))).map((photo) => [photo.petId, photo]),
+      );
+      return rows.map((row): Listing => {
+        const profile = row.doc === null ? {} : (JSON.parse(row.doc) as ProfileDoc);
+        const photo = photos.get(row.id);
+        const listing: Listing = {
+          pet: { id: row.id, name: row.name, categoryId: row.categoryId, status: row.status },
+          profile: {
+            ...profile,
+            updatedAt: row.updatedAt === null ? null : new Date(row.updatedAt).toISOString(),
+          },
+          primaryPhoto: photo ? renderPhoto(photo, base) : null,
+        };
+        if (row.distance !== null) listing.distanceKm = Math.round(row.distance * 10) / 10;
+        return listing;
+      });
+    },
+  );
+};

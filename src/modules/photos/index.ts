@@ -1,0 +1,9 @@
+import type { ApiModule } from '../module.js';
+import { photoRoutes } from './routes.js';
+import { Photo } from './schemas.js';
+
+export const photosModule: ApiModule = {
+  name: 'photos',
+  components: [Photo],
+  routes: photoRoutes,
+};

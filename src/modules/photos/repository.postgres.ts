@@ -1,0 +1,148 @@
+import type { PoolClient } from 'pg';
+import type { PostgresDatabase } from '../../db/postgres.js';
+import type { IdempotencyInput } from '../../http/idempotency/index.js';
+import { idempotencyRepository } from '../../http/idempotency/repository.js';
+import type { PostgresIdempotency } from '../../http/idempotency/repository.postgres.js';
+import {
+  PHOTO_COLUMNS,
+  recordOf,
+  settlePhoto,
+  type AddOutcome,
+  type ChangeOutcome,
+  type NewPhoto,
+  type PhotoRepository,
+  type PhotoWrite,
+} from './repository.js';
+import type { PhotoRecord, PhotoSize } from './schemas.js';
+
+const COUNT =
+  'SELECT (SELECT count(*) FROM pet_photos WHERE pet_id = p.id)::int AS n FROM pets p WHERE p.id = $1';
+
+/** Every write locks the pet's row first, so a pet's photo writes take turns and positions stay dense. */
+export class PostgresPhotoRepository implements PhotoRepository {
+  private readonly idempotency: PostgresIdempotency;
+
+  constructor(private readonly db: PostgresDatabase) {
+    this.idempotency = db.repository(idempotencyRepository) as PostgresIdempotency;
+  }
+
+  async count(petId: number): Promise<number | undefined> {
+    const rows = await this.db.query<{ n: number }>({ name: 'photos_count', text: COUNT, values: [petId] });
+    return rows[0]?.n;
+  }
+
+  private write<T extends AddOutcome | ChangeOutcome>(
+    idem: IdempotencyInput | undefined,
+    status: number,
+    work: (client: PoolClient) => Promise<T>,
+  ): Promise<PhotoWrite<T>> {
+    return this.db.transaction(async (client) => {
+      if (!idem) return work(client);
+      return settlePhoto(
+        await this.idempotency.run(client, idem, () => work(client), recordOf(status)),
+      ) as PhotoWrite<T>;
+    });
+  }
+
+  /** Locks the pet and counts its photos; undefined for an unknown pet. */
+  private async lockPet(client: PoolClient, petId: number): Promise<number | undefined> {
+    const { rows } = await client.query<{ n: number }>({
+      name: 'photos_lock_pet',
+      text: `${COUNT} FOR UPDATE`,
+      values: [petId],
+    });
+    return rows[0]?.n;
+  }
+
+  private async get(client: PoolClient, photoId: string, petId: number): Promise<PhotoRecord | undefined> {
+    const { rows } = await client.query<PhotoRecord>({
+      name: 'photos_get',
+      text: `SELECT ${PHOTO_COLUMNS} FROM pet_photos WHERE id = $1 AND pet_id = $2`,
+      values: [photoId, petId],
+    });
+    return rows[0];
+  }
+
+  add(photo: NewPhoto, idem?: IdempotencyInput): Promise<PhotoWrite<AddOutcome>> {
+    return this.write(idem, 201, async (client): Promise<AddOutcome> => {
+      const count = await this.lockPet(client, photo.petId);
+      if (count === undefined) return { kind: 'not_found' };
+      if (count >= photo.max) return { kind: 'limit' };
+      await client.query({
+        name: 'photos_insert',
+        text: 'INSERT INTO pet_photos (id, pet_id, position, width, height, created_at) VALUES ($1, $2, $3, $4, $5, $6)',
+        values: [photo.id, photo.petId, count, photo.width, photo.height, photo.now],
+      });
+      const sizes = ['original', ...Object.keys(photo.files)];
+      await client.query({
+        name: 'photos_insert_files',
+        text: 'INSERT INTO pet_photo_files (photo_id, size, bytes) SELECT $1, unnest($2::text[]), unnest($3::bytea[])',
+        values: [photo.id, sizes, [photo.original, ...Object.values(photo.files)]],
+      });
+      return { kind: 'added', photo: (await this.get(client, photo.id, photo.petId))! };
+    });
+  }
+
+  async list(petId: number): Promise<PhotoRecord[] | undefined> {
+    const rows = await this.db.query<PhotoRecord>({
+      name: 'photos_list',
+      text: `SELECT ph.id, ph.pet_id AS "petId", ph.position, ph.width, ph.height, ph.created_at AS "createdAt"
+             FROM pets p LEFT JOIN pet_photos ph ON ph.pet_id = p.id WHERE p.id = $1 ORDER BY ph.position`,
+      values: [petId],
+    });
+    if (rows.length === 0) return undefined;
+    return rows.filter((row) => row.id !== null);
+  }
+
+  remove(petId: number, photoId: string, idem?: IdempotencyInput): Promise<PhotoWrite<ChangeOutcome>> {
+    return this.write(idem, 204, async (client): Promise<ChangeOutcome> => {
+      if ((await this.lockPet(client, petId)) === undefined) return { kind: 'not_found' };
+      const photo = await this.get(client, photoId, petId);
+      if (!photo) return { kind: 'not_found' };
+      await client.query({
+        name: 'photos_delete',
+        text: 'DELETE FROM pet_photos WHERE id = $1',
+        values: [photoId],
+      });
+      await client.query({
+        name: 'photos_close_gap',
+        text: 'UPDATE pet_photos SET position = position - 1 WHERE pet_id = $1 AND position > $2',
+        values: [petId, photo.position],
+      });
+      return { kind: 'done', photo };
+    });
+  }
+
+  move(
+    petId: number,
+    photoId: string,
+    position: number,
+    idem?: IdempotencyInput,
+  ): Promise<PhotoWrite<ChangeOutcome>> {
+    return this.write(idem, 200, async (client): Promise<ChangeOutcome> => {
+      const count = await this.lockPet(client, petId);
+      if (count === undefined) return { kind: 'not_found' };
+      const photo = await this.get(client, photoId, petId);
+      if (!photo) return { kind: 'not_found' };
+      if (position >= count) return { kind: 'bad_position', count };
+      // Every photo between the old and the new place moves one step towards the old one.
+      await client.query({
+        name: 'photos_move',
+        text: `UPDATE pet_photos SET position = CASE WHEN id = $2 THEN $4
+                 WHEN $4 < $3 THEN position + 1 ELSE position - 1 END
+               WHERE pet_id = $1 AND position BETWEEN least($3::int, $4::int) AND greatest($3::int, $4::int)`,
+        values: [petId, photoId, photo.position, position],
+      });
+      return { kind: 'done', photo: { ...photo, position } };
+    });
+  }
+
+  async file(photoId: string, size: PhotoSize): Promise<Buffer | undefined> {
+    const rows = await this.db.query<{ bytes: Buffer }>({
+      name: 'photos_file',
+      text: 'SELECT bytes FROM pet_photo_files WHERE photo_id = $1 AND size = $2',
+      values: [photoId, size],
+    });
+    return rows[0]?.bytes;
+  }
+}

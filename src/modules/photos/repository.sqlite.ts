@@ -1,0 +1,135 @@
+import type BetterSqlite3 from 'better-sqlite3';
+import { wrap, type SqliteDatabase } from '../../db/sqlite.js';
+import type { IdempotencyInput } from '../../http/idempotency/index.js';
+import { idempotencyRepository } from '../../http/idempotency/repository.js';
+import type { SqliteIdempotency } from '../../http/idempotency/repository.sqlite.js';
+import {
+  PHOTO_COLUMNS,
+  recordOf,
+  settlePhoto,
+  type AddOutcome,
+  type ChangeOutcome,
+  type NewPhoto,
+  type PhotoRepository,
+  type PhotoWrite,
+} from './repository.js';
+import type { PhotoRecord, PhotoSize } from './schemas.js';
+
+/** Writes run in the turn's group commit (SqliteDatabase.writeInTurn), under the write lock. */
+export class SqlitePhotoRepository implements PhotoRepository {
+  private readonly db: BetterSqlite3.Database;
+  private readonly idempotency: SqliteIdempotency;
+  private readonly stmt;
+
+  constructor(private readonly database: SqliteDatabase) {
+    const db = (this.db = database.db);
+    this.idempotency = database.repository(idempotencyRepository) as SqliteIdempotency;
+    this.stmt = {
+      count: db
+        .prepare<[number], number | null>(
+          'SELECT (SELECT count(*) FROM pet_photos WHERE pet_id = p.id) FROM pets p WHERE p.id = ?',
+        )
+        .pluck(true),
+      list: db.prepare<[number], PhotoRecord>(
+        `SELECT ${PHOTO_COLUMNS} FROM pet_photos WHERE pet_id = ? ORDER BY position`,
+      ),
+      get: db.prepare<[string, number], PhotoRecord>(
+        `SELECT ${PHOTO_COLUMNS} FROM pet_photos WHERE id = ? AND pet_id = ?`,
+      ),
+      insert: db.prepare<[string, number, number, number, number, number]>(
+        'INSERT INTO pet_photos (id, pet_id, position, width, height, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+      ),
+      insertFile: db.prepare<[string, string, Buffer]>(
+        'INSERT INTO pet_photo_files (photo_id, size, bytes) VALUES (?, ?, ?)',
+      ),
+      delete: db.prepare<[string]>('DELETE FROM pet_photos WHERE id = ?'),
+      shift: db.prepare<[number, number, number, number]>(
+        'UPDATE pet_photos SET position = position + ? WHERE pet_id = ? AND position BETWEEN ? AND ?',
+      ),
+      place: db.prepare<[number, string]>('UPDATE pet_photos SET position = ? WHERE id = ?'),
+      file: db
+        .prepare<[string, string], Buffer>(
+          'SELECT bytes FROM pet_photo_files WHERE photo_id = ? AND size = ?',
+        )
+        .pluck(true),
+    };
+  }
+
+  count(petId: number): Promise<number | undefined> {
+    return wrap(() => this.stmt.count.get(petId) ?? undefined);
+  }
+
+  add(photo: NewPhoto, idem?: IdempotencyInput): Promise<PhotoWrite<AddOutcome>> {
+    return this.database.writeInTurn(() =>
+      settlePhoto(
+        this.idempotency.run(
+          idem,
+          (): AddOutcome => {
+            const count = this.stmt.count.get(photo.petId);
+            if (count === undefined || count === null) return { kind: 'not_found' };
+            if (count >= photo.max) return { kind: 'limit' };
+            this.stmt.insert.run(photo.id, photo.petId, count, photo.width, photo.height, photo.now);
+            this.stmt.insertFile.run(photo.id, 'original', photo.original);
+            for (const [size, bytes] of Object.entries(photo.files)) {
+              this.stmt.insertFile.run(photo.id, size, bytes);
+            }
+            return { kind: 'added', photo: this.stmt.get.get(photo.id, photo.petId)! };
+          },
+          recordOf(201),
+        ),
+      ),
+    );
+  }
+
+  list(petId: number): Promise<PhotoRecord[] | undefined> {
+    return wrap(() => (this.stmt.count.get(petId) == null ? undefined : this.stmt.list.all(petId)));
+  }
+
+  remove(petId: number, photoId: string, idem?: IdempotencyInput): Promise<PhotoWrite<ChangeOutcome>> {
+    return this.database.writeInTurn(() =>
+      settlePhoto(
+        this.idempotency.run(
+          idem,
+          (): ChangeOutcome => {
+            const photo = this.stmt.get.get(photoId, petId);
+            if (!photo) return { kind: 'not_found' };
+            this.stmt.delete.run(photoId);
+            this.stmt.shift.run(-1, petId, photo.position + 1, Number.MAX_SAFE_INTEGER);
+            return { kind: 'done', photo };
+          },
+          recordOf(204),
+        ),
+      ),
+    );
+  }
+
+  move(
+    petId: number,
+    photoId: string,
+    position: number,
+    idem?: IdempotencyInput,
+  ): Promise<PhotoWrite<ChangeOutcome>> {
+    return this.database.writeInTurn(() =>
+      settlePhoto(
+        this.idempotency.run(
+          idem,
+          (): ChangeOutcome => {
+            const photo = this.stmt.get.get(photoId, petId);
+            if (!photo) return { kind: 'not_found' };
+            const count = this.stmt.count.get(petId)!;
+            if (position >= count) return { kind: 'bad_position', count };
+            if (position < photo.position) this.stmt.shift.run(1, petId, position, photo.position - 1);
+            if (position > photo.position) this.stmt.shift.run(-1, petId, photo.position + 1, position);
+            this.stmt.place.run(position, photoId);
+            return { kind: 'done', photo: { ...photo, position } };
+          },
+          recordOf(200),
+        ),
+      ),
+    );
+  }
+
+  file(photoId: string, size: PhotoSize): Promise<Buffer | undefined> {
+    return wrap(() => this.stmt.file.get(photoId, size));
+  }
+}

@@ -1,0 +1,12 @@
+import type { ApiModule } from '../module.js';
+import { profileRoutes } from './routes.js';
+import { PetProfile, PetProfileChange, PetProfileInput, PetProfilePatch } from './schemas.js';
+
+export { profileRepository, renderProfile } from './repository.js';
+export type { ProfileRecord, ProfileRepository } from './repository.js';
+
+export const profilesModule: ApiModule = {
+  name: 'profiles',
+  components: [PetProfile, PetProfileInput, PetProfilePatch, PetProfileChange],
+  routes: profileRoutes,
+};

@@ -1,0 +1,117 @@
+import type { PoolClient } from 'pg';
+import type { PostgresDatabase } from '../../db/postgres.js';
+import type { IdempotencyInput } from '../../http/idempotency/index.js';
+import { idempotencyRepository } from '../../http/idempotency/repository.js';
+import type { PostgresIdempotency } from '../../http/idempotency/repository.postgres.js';
+import { eventRepository } from '../events/repository.js';
+import type { PostgresEventRepository } from '../events/repository.postgres.js';
+import {
+  applyChange,
+  profileEvent,
+  recordOf,
+  searchColumns,
+  searchValues,
+  settleProfile,
+  type ProfileDoc,
+  type ProfileRecord,
+  type ProfileRepository,
+  type ProfileWrite,
+  type ProfileWriteResult,
+} from './repository.js';
+
+type Row = { doc: string | null; version: string | null; updatedAt: string | null };
+
+const READ = `SELECT pr.doc, pr.version::text AS version, pr.updated_at::text AS "updatedAt" FROM pets p
+  LEFT JOIN pet_profiles pr ON pr.pet_id = p.id WHERE p.id = $1`;
+// The pet's row is locked first: concurrent writes of one profile (and a deletion of its pet) take turns.
+const LOCK = `${READ} FOR UPDATE OF p`;
+const upsertSql = (): string => {
+  const COLUMNS = ['pet_id', 'doc', 'version', 'updated_at', ...searchColumns()];
+  return `INSERT INTO pet_profiles (${COLUMNS.join(', ')})
+  VALUES (${COLUMNS.map((_, i) => `$${i + 1}`).join(', ')})
+  ON CONFLICT (pet_id) DO UPDATE SET ${COLUMNS.slice(1)
+    .map((c) => `${c} = excluded.${c}`)
+    .join(', ')}`;
+};
+
+export class PostgresProfileRepository implements ProfileRepository {
+  private readonly idempotency: PostgresIdempotency;
+  private readonly events: PostgresEventRepository;
+  private readonly upsert = upsertSql();
+
+  constructor(private readonly db: PostgresDatabase) {
+    this.idempotency = db.repository(idempotencyRepository) as PostgresIdempotency;
+    this.events = db.repository(eventRepository) as PostgresEventRepository;
+  }
+
+  async get(petId: number): Promise<ProfileRecord | undefined> {
+    const rows = await this.db.query<Row>({ name: 'profile_get', text: READ, values: [petId] });
+    return toRecord(rows[0]);
+  }
+
+  write(input: ProfileWrite, idem?: IdempotencyInput): Promise<ProfileWriteResult> {
+    return this.db.transaction(async (client) => {
+      if (!idem) return this.writeNow(client, input);
+      return settleProfile(
+        await this.idempotency.run(client, idem, () => this.writeNow(client, input), recordOf),
+      );
+    });
+  }
+
+  async seed(profiles: { petId: number; doc: ProfileDoc }[], now: number): Promise<void> {
+    const width = 4 + searchColumns().length;
+    for (let i = 0; i < profiles.length; i += 1_000) {
+      const chunk = profiles.slice(i, i + 1_000);
+      const values = chunk.flatMap(({ petId, doc }) => [
+        petId,
+        JSON.stringify(doc),
+        1,
+        now,
+        ...searchValues(doc),
+      ]);
+      const rows = chunk.map(
+        (_, r) => `(${Array.from({ length: width }, (_, c) => `$${r * width + c + 1}`).join(', ')})`,
+      );
+      await this.db.execute({
+        text: `INSERT INTO pet_profiles (pet_id, doc, version, updated_at, ${searchColumns().join(', ')})
+               VALUES ${rows.join(', ')} ON CONFLICT (pet_id) DO NOTHING`,
+        values,
+      });
+    }
+  }
+
+  private async writeNow(client: PoolClient, input: ProfileWrite): Promise<ProfileWriteResult> {
+    const { rows } = await client.query<Row>({ name: 'profile_lock', text: LOCK, values: [input.petId] });
+    const current = toRecord(rows[0]);
+    if (!current) return { kind: 'not_found' };
+    if (input.ifMatch && !input.ifMatch(current.version)) {
+      return { kind: 'precondition_failed', version: current.version };
+    }
+    const next = applyChange(input.change, current.doc);
+    if (!('doc' in next)) return next;
+    const record: ProfileRecord = { doc: next.doc, version: current.version + 1, updatedAt: input.now };
+    await client.query({
+      name: 'profile_upsert',
+      text: this.upsert,
+      values: [
+        input.petId,
+        JSON.stringify(record.doc),
+        record.version,
+        input.now,
+        ...searchValues(record.doc),
+      ],
+    });
+    await this.events.append(client, profileEvent(input.petId, current.doc, record, input.now));
+    return { kind: 'done', record };
+  }
+}
+
+function toRecord(row: Row | undefined): ProfileRecord | undefined {
+  if (!row) return undefined;
+  if (row.doc === null) return { doc: {}, version: 0, updatedAt: null };
+  return {
+    doc: JSON.parse(row.doc) as ProfileDoc,
+    version: Number(row.version),
+    updatedAt: row.updatedAt === null ? null : Number(row.updatedAt),
+  };
+}
