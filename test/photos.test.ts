@@ -160,6 +160,8 @@ for (const backend of await backends()) {
       for (const [label, body, type, status, code] of cases) {
         assertV1Error(await upload(petId, body, type), status, code, label);
       }
+      const huge = await upload(petId, Buffer.alloc(10 * 1024 * 1024 + 1, 1), 'image/jpeg');
+      assert.equal(huge.json().message, 'The image is larger than 10 MiB.', 'the route names its own limit');
       const bomb = await upload(petId, await bombPng(20_000, 20_000), 'image/png');
       assert.match(bomb.json().message, /megapixels|pixel/);
       assert.deepEqual(await list(petId), [], 'nothing stored');
