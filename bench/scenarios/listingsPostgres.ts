@@ -30,7 +30,7 @@ async function cleanup(state: State): Promise<void> {
 }
 
 export default defineScenario({
-  name: 'listingsNearPostgres',
+  name: 'listingsPostgres',
   label: `${NEAR_PATH} on PostgreSQL + Redis (100,000 pets)`,
   order: 340,
   tags: ['catalogue', 'postgres'],
