@@ -40,13 +40,15 @@ export default defineScenario({
         const top = await bench.measure(`listings ${sort}, page 1`, target(first(sort)));
         const down = await bench.measure(`listings ${sort}, page ${DEPTH + 1}`, target(deep));
         failures += top.non2xx + top.errors + down.non2xx + down.errors;
-        costs[sort] = top.ratio / down.ratio;
+        // A page answered too slowly to complete within a round has no ratio, and no cost to judge by.
+        costs[sort] = top.rps > 0 && down.rps > 0 ? top.ratio / down.ratio : NaN;
         parts.push(
-          `${sort}: ${costs[sort]!.toFixed(2)}× (page 1 ${top.ratio.toFixed(2)}, p99 ${top.p99.toFixed(1)} ms; ` +
-            `page ${DEPTH + 1} ${down.ratio.toFixed(2)}, p99 ${down.p99.toFixed(1)} ms)`,
+          `${sort}: ${costs[sort]!.toFixed(2)}× (page 1 ${top.rps.toFixed(0)} req/s, ratio ${top.ratio.toFixed(2)}, ` +
+            `p99 ${top.p99.toFixed(0)} ms; page ${DEPTH + 1} ${down.rps.toFixed(0)} req/s, ratio ` +
+            `${down.ratio.toFixed(2)}, p99 ${down.p99.toFixed(0)} ms)`,
         );
       }
-      const cost = Math.max(...Object.values(costs));
+      const cost = Object.values(costs).some(Number.isNaN) ? NaN : Math.max(...Object.values(costs));
       return {
         row: { value: `${cost.toFixed(2)}×`, note: parts.join('; ') },
         metrics: { cost },

@@ -12,14 +12,15 @@ import { Interleaved, median, type Measured } from '../lib/load.js';
 import { defineScenario } from '../lib/scenario.js';
 
 const PATH = '/v1/pets?limit=20';
-const UPLOADS_PER_SECOND = 2;
+/** A rate the service keeps up with on two shared cores (at 2/s uploads queued: 1.2/s were processed). */
+const UPLOADS_PER_SECOND = 1;
 /** 1632 × 1224: 2.0 megapixels, a phone photo scaled down. */
 const WIDTH = 1632;
 const HEIGHT = 1224;
 
 export default defineScenario({
   name: 'uploads',
-  label: `GET ${PATH} while ${UPLOADS_PER_SECOND} 2-megapixel JPEGs/s are uploaded ÷ without uploads`,
+  label: `GET ${PATH} while ${UPLOADS_PER_SECOND} 2-megapixel JPEG/s is uploaded ÷ without uploads`,
   order: 350,
   tags: ['catalogue'],
   usesSqlite: false,
