@@ -13,7 +13,7 @@ import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { openDatabase } from './db/index.js';
 import { IDEMPOTENCY_RETENTION_MS } from './http/idempotency/index.js';
-import { idempotencyRepository } from './http/idempotency/repository.js';
+import { idempotencyRepository } from './db/idempotency/repository.js';
 import { startHealthListener, type HealthListener } from './http/health-listener.js';
 import { createRegistry } from './http/observability.js';
 import { addAcceptHandles, type AcceptHandles } from './http/accept-handles.js';

@@ -10,7 +10,7 @@ import { type Database, StorageUnavailableError } from '../../src/db/database.js
 import { migrationsFor } from '../../src/db/migrations.js';
 import { PostgresDatabase } from '../../src/db/postgres.js';
 import { SqliteDatabase } from '../../src/db/sqlite.js';
-import { idempotencyRepository } from '../../src/http/idempotency/repository.js';
+import { idempotencyRepository } from '../../src/db/idempotency/repository.js';
 import { accountRepository } from '../../src/modules/accounts/repository.js';
 import { categoryRepository, DEFAULT_CATEGORIES } from '../../src/modules/categories/repository.js';
 import { petRepository } from '../../src/modules/pets/repository.js';

@@ -1,8 +1,8 @@
 import type { PoolClient } from 'pg';
 import type { PostgresDatabase } from '../../db/postgres.js';
-import type { IdempotencyInput } from '../../http/idempotency/index.js';
-import { idempotencyRepository } from '../../http/idempotency/repository.js';
-import type { PostgresIdempotency } from '../../http/idempotency/repository.postgres.js';
+import type { IdempotencyInput } from '../../db/idempotency/records.js';
+import { idempotencyRepository } from '../../db/idempotency/repository.js';
+import type { PostgresIdempotency } from '../../db/idempotency/repository.postgres.js';
 import { eventRepository } from '../events/repository.js';
 import type { PostgresEventRepository } from '../events/repository.postgres.js';
 import {

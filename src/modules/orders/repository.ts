@@ -1,5 +1,5 @@
 import type { RepositoryFactory } from '../../db/database.js';
-import { settleIdempotent, type Idempotent, type IdempotencyInput } from '../../http/idempotency/index.js';
+import { settleIdempotent, type Idempotent, type IdempotencyInput } from '../../db/idempotency/records.js';
 import { buildEvent, previousValues, type NewEvent } from '../events/repository.js';
 import type { Pet, PetStatus } from '../pets/schemas.js';
 import { PostgresOrderRepository } from './repository.postgres.js';

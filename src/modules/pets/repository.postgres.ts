@@ -3,9 +3,9 @@ import { StorageUnavailableError } from '../../db/database.js';
 import { isUnavailable } from '../../db/postgres-errors.js';
 import type { PostgresDatabase } from '../../db/postgres.js';
 import { settleAsync, TurnBatch, type Settled } from '../../db/turn-batch.js';
-import { settleIdempotent, type Idempotent, type IdempotencyInput } from '../../http/idempotency/index.js';
-import { idempotencyRepository } from '../../http/idempotency/repository.js';
-import type { PostgresIdempotency } from '../../http/idempotency/repository.postgres.js';
+import { settleIdempotent, type Idempotent, type IdempotencyInput } from '../../db/idempotency/records.js';
+import { idempotencyRepository } from '../../db/idempotency/repository.js';
+import type { PostgresIdempotency } from '../../db/idempotency/repository.postgres.js';
 import { buildEvent, eventRepository, previousValues } from '../events/repository.js';
 import type { PostgresEventRepository } from '../events/repository.postgres.js';
 import {

@@ -1,8 +1,8 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { wrap, type SqliteDatabase } from '../../db/sqlite.js';
-import { settleIdempotent, type IdempotencyInput } from '../../http/idempotency/index.js';
-import { idempotencyRepository } from '../../http/idempotency/repository.js';
-import type { SqliteIdempotency } from '../../http/idempotency/repository.sqlite.js';
+import { settleIdempotent, type IdempotencyInput } from '../../db/idempotency/records.js';
+import { idempotencyRepository } from '../../db/idempotency/repository.js';
+import type { SqliteIdempotency } from '../../db/idempotency/repository.sqlite.js';
 import { buildEvent, eventRepository, previousValues } from '../events/repository.js';
 import type { SqliteEventRepository } from '../events/repository.sqlite.js';
 import {

@@ -1,5 +1,5 @@
 import type { RepositoryFactory } from '../../db/database.js';
-import type { IdempotencyInput } from '../../http/idempotency/index.js';
+import type { IdempotencyInput } from '../../db/idempotency/records.js';
 import { DEFAULT_CATEGORIES } from '../categories/repository.js';
 import { PostgresPetRepository } from './repository.postgres.js';
 import { SqlitePetRepository } from './repository.sqlite.js';

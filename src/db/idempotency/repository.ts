@@ -1,4 +1,4 @@
-import type { RepositoryFactory } from '../../db/database.js';
+import type { RepositoryFactory } from '../database.js';
 import { PostgresIdempotency } from './repository.postgres.js';
 import { SqliteIdempotency } from './repository.sqlite.js';
 

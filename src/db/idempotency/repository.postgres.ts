@@ -1,6 +1,6 @@
 import type { PoolClient } from 'pg';
-import type { PostgresDatabase } from '../../db/postgres.js';
-import type { Idempotent, IdempotencyInput, Recorded } from './index.js';
+import type { PostgresDatabase } from '../postgres.js';
+import type { Idempotent, IdempotencyInput, Recorded } from './records.js';
 import type { IdempotencyRepository } from './repository.js';
 
 const SQL = {
