@@ -22,7 +22,7 @@ import {
   toEndpoint,
   type ClaimRow,
   type EndpointRow,
-} from './repository.sqlite.js';
+} from './rows.js';
 
 /**
  * Every instance dispatches: fan-out and claims lock the rows they take with FOR UPDATE SKIP LOCKED, so two

@@ -1,10 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import type BetterSqlite3 from 'better-sqlite3';
 import { wrap, type SqliteDatabase } from '../../db/sqlite.js';
 import {
   endpointWants,
   formatEvents,
-  parseEvents,
   roomFor,
   type ClaimedDelivery,
   type ClaimQuery,
@@ -16,59 +14,15 @@ import {
   type QueueStats,
   type WebhookRepository,
 } from './repository.js';
-
-export const ENDPOINT_COLUMNS = `id, account_id AS "accountId", url, events, secret,
-  previous_secret AS "previousSecret", previous_expires_at AS "previousExpiresAt", enabled,
-  disabled_reason AS "disabledReason", orders_manage AS "ordersManage", created_at AS "createdAt",
-  updated_at AS "updatedAt"`;
-export const DELIVERY_COLUMNS = `id, endpoint_id AS "endpointId", event_id AS "eventId",
-  event_type AS "eventType", status, attempts, next_attempt_at AS "nextAttemptAt",
-  last_status_code AS "lastStatusCode", last_error AS "lastError", last_attempt_at AS "lastAttemptAt",
-  created_at AS "createdAt"`;
-
-export type EndpointRow = Omit<EndpointRecord, 'events' | 'enabled' | 'ordersManage'> & {
-  events: string;
-  enabled: number;
-  ordersManage: number;
-};
-
-export function toEndpoint(row: EndpointRow): EndpointRecord {
-  return {
-    ...row,
-    events: parseEvents(row.events),
-    enabled: row.enabled === 1,
-    ordersManage: row.ordersManage === 1,
-  };
-}
-
-export interface ClaimRow {
-  id: number;
-  endpointId: number;
-  url: string;
-  secret: string;
-  previousSecret: string | null;
-  previousExpiresAt: number | null;
-  eventId: string;
-  payload: string;
-  attempts: number;
-}
-
-export function toClaimed(row: ClaimRow, leaseToken: string, now: number): ClaimedDelivery {
-  const secrets = [row.secret];
-  if (row.previousSecret !== null && (row.previousExpiresAt ?? 0) > now) secrets.push(row.previousSecret);
-  return {
-    id: row.id,
-    leaseToken,
-    endpointId: row.endpointId,
-    url: row.url,
-    secrets,
-    eventId: row.eventId,
-    payload: row.payload,
-    attempts: row.attempts,
-  };
-}
-
-export const newLeaseToken = (): string => randomBytes(12).toString('base64url');
+import {
+  DELIVERY_COLUMNS,
+  ENDPOINT_COLUMNS,
+  newLeaseToken,
+  toClaimed,
+  toEndpoint,
+  type ClaimRow,
+  type EndpointRow,
+} from './rows.js';
 
 /**
  * The dispatcher's statements: preparing one costs more than running it, and they run several times per
