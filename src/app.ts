@@ -37,28 +37,16 @@ import { RateLimiter } from './ratelimit/limiter.js';
 import { AuthFailureLockout } from './ratelimit/lockout.js';
 import type { CounterStore } from './ratelimit/store.js';
 
-export type AppConfig = Pick<
-  Config,
+type RequiredSetting =
   | 'unauthenticatedPerMinute'
   | 'banThresholdFactor'
   | 'banSeconds'
   | 'trustProxy'
   | 'authFailuresPerMinute'
-  | 'corsOrigins'
-> &
-  Partial<
-    Pick<
-      Config,
-      | 'headersTimeoutMs'
-      | 'requestTimeoutMs'
-      | 'maxOpenOrders'
-      | 'webhookAllowHosts'
-      | 'overloadMaxInFlight'
-      | 'overloadQueueMs'
-      | 'maxConnections'
-      | 'publicUrl'
-    >
-  >;
+  | 'corsOrigins';
+
+/** What buildApp needs of the configuration; the rest (server and modules' settings) falls back to defaults. */
+export type AppConfig = Pick<Config, RequiredSetting> & Partial<Omit<Config, RequiredSetting>>;
 
 export interface AppOptions {
   config: AppConfig;

@@ -5,15 +5,18 @@
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { TSchema } from 'typebox';
-import type { AppConfig } from '../app.js';
 import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 
 export interface ModuleContext {
   database: Database;
   clock: Clock;
-  /** The app's settings, for modules with their own (e.g. orders' MAX_OPEN_ORDERS). */
-  config: AppConfig;
+  /**
+   * The service's settings, for modules with their own (e.g. orders' MAX_OPEN_ORDERS). Any may be absent
+   * (tests build apps with a few), so a module falls back to its default.
+   */
+  config: Partial<Config>;
 }
 
 export interface ApiModule {
