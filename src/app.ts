@@ -30,8 +30,11 @@ import { registerOpenApi } from './http/openapi.js';
 import { registerPublicUrl } from './http/public-url.js';
 import { registerOverload } from './http/overload.js';
 import { ErrorSchema } from './http/responses.js';
+import { hashApiKey, isWellFormedApiKey } from './modules/accounts/keys.js';
+import { accountRepository } from './modules/accounts/repository.js';
 import { MODULES } from './modules/index.js';
 import type { ApiModule } from './modules/module.js';
+import { scopeCatalogue } from './modules/scopes.js';
 import { responseHeaders } from './http/headers.js';
 import { RateLimiter } from './ratelimit/limiter.js';
 import { AuthFailureLockout } from './ratelimit/lockout.js';
@@ -176,7 +179,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   headers.register(app);
   registerPublicUrl(app, config.publicUrl);
   registerHostCheck(app, countByAddress);
-  registerAccess(app, { database, limiter, clock, countByAddress, lockout, metrics });
+  const accounts = database.repository(accountRepository);
+  const keys = {
+    isWellFormed: isWellFormedApiKey,
+    find: (key: string) => accounts.findKeyByHash(hashApiKey(key)),
+  };
+  registerAccess(app, { keys, limiter, clock, countByAddress, lockout, metrics });
 
   // Component schemas are registered once: routes reference them with $ref (see http/schemas.ts `ref`),
   // and the OpenAPI document lists them under components.schemas.
@@ -188,6 +196,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   await registerOpenApi(app, {
     tags: modules.flatMap((m) => (m.tag ? [m.tag] : [])),
+    scopes: scopeCatalogue(),
     publicUrl: config.publicUrl,
   });
   for (const module of modules) {

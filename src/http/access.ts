@@ -11,20 +11,31 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import type { Clock } from '../clock.js';
-import type { Database } from '../db/database.js';
-import { hashApiKey, isWellFormedApiKey } from '../modules/accounts/keys.js';
-import {
-  accountRepository,
-  type AccountRepository,
-  type KeyPrincipal,
-} from '../modules/accounts/repository.js';
 import { rateLimitHeaders, type RateLimiter } from '../ratelimit/limiter.js';
 import type { AuthFailureLockout } from '../ratelimit/lockout.js';
-import type { Scope } from '../modules/accounts/scopes.js';
 import { ApiError, type ErrorCode } from './errors.js';
 import type { ServiceMetrics } from './observability.js';
 
-export type { Scope } from '../modules/accounts/scopes.js';
+/** A scope's name, as the modules declare them (the accounts module stores which ones a key has). */
+export type Scope = string;
+
+/** What a valid key stands for; the accounts module finds it (`KeyLookup`), this layer only reads it. */
+export interface Principal {
+  keyId: string;
+  expiresAt: number | null;
+  revokedAt: number | null;
+  /** What the key may do: its granted scopes with their implications. */
+  scopes: ReadonlySet<Scope>;
+  account: { id: number; name: string; perMinute: number; perDay: number; banLiftedAt: number | null };
+}
+
+/** How keys are recognised, supplied by whoever stores them (src/app.ts wires the accounts module in). */
+export interface KeyLookup {
+  /** Whether the text can be a key at all, checked without storage (a typo or junk never costs a lookup). */
+  isWellFormed(key: string): boolean;
+  /** The key's principal, or undefined when no key matches. */
+  find(key: string): Promise<Principal | undefined>;
+}
 
 /**
  * What a route declares about its callers:
@@ -39,7 +50,7 @@ export type RouteAccess = { scopes: readonly Scope[] } | 'public' | 'operations'
 declare module 'fastify' {
   interface FastifyRequest {
     /** The authenticated key and its account; set on every route that declares scopes. */
-    principal: KeyPrincipal | null;
+    principal: Principal | null;
   }
   interface FastifyContextConfig {
     access?: RouteAccess;
@@ -59,7 +70,7 @@ export function addressCounter(limiter: RateLimiter, perMinute: number, clock: C
 }
 
 export interface AccessOptions {
-  database: Database;
+  keys: KeyLookup;
   limiter: RateLimiter;
   clock: Clock;
   countByAddress: AddressCounter;
@@ -69,13 +80,13 @@ export interface AccessOptions {
 
 const BEARER = /^bearer[ \t]+(\S+)[ \t]*$/i;
 
-type Identification = { principal: KeyPrincipal } | { failure: ErrorCode };
+type Identification = { principal: Principal } | { failure: ErrorCode };
 
-async function identify(header: string, accounts: AccountRepository, now: number): Promise<Identification> {
+async function identify(header: string, keys: KeyLookup, now: number): Promise<Identification> {
   const match = BEARER.exec(header);
   const key = match?.[1];
-  if (!key || !isWellFormedApiKey(key)) return { failure: 'malformed_api_key' };
-  const principal = await accounts.findKeyByHash(hashApiKey(key));
+  if (!key || !keys.isWellFormed(key)) return { failure: 'malformed_api_key' };
+  const principal = await keys.find(key);
   if (!principal) return { failure: 'invalid_api_key' };
   if (principal.revokedAt !== null) return { failure: 'revoked_api_key' };
   if (principal.expiresAt !== null && principal.expiresAt <= now) return { failure: 'expired_api_key' };
@@ -127,8 +138,7 @@ function requireDeclarations(app: FastifyInstance): void {
 }
 
 export function registerAccess(app: FastifyInstance, options: AccessOptions): void {
-  const { limiter, clock, countByAddress, lockout, metrics } = options;
-  const accounts = options.database.repository(accountRepository);
+  const { keys, limiter, clock, countByAddress, lockout, metrics } = options;
   app.decorateRequest('principal', null);
   requireDeclarations(app);
 
@@ -151,7 +161,7 @@ export function registerAccess(app: FastifyInstance, options: AccessOptions): vo
 
     let identity: Identification;
     try {
-      identity = presentsKey ? await identify(header, accounts, now) : { failure: 'missing_api_key' };
+      identity = presentsKey ? await identify(header, keys, now) : { failure: 'missing_api_key' };
     } catch (error) {
       // The key could not be checked (database down): count the caller by address so even this 503
       // carries rate-limit headers, then let the error handler answer.

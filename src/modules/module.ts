@@ -19,11 +19,22 @@ export interface ModuleContext {
   config: Partial<Config>;
 }
 
+/** A scope a module's routes require, declared by the module that owns it. */
+export interface ScopeDeclaration {
+  name: string;
+  /** What it allows, in words (the OpenAPI document's scope table). */
+  description: string;
+  /** Other scopes a key with this one may also use (e.g. `write` implies `read` of the same resource). */
+  implies?: readonly string[];
+}
+
 export interface ApiModule {
   name: string;
   /** The OpenAPI tag of the module's operations. */
   tag?: { name: string; description: string };
   /** Schemas with an `$id`, registered once (validation, serialisation, `components.schemas`). */
   components?: TSchema[];
+  /** The scopes its routes declare; src/modules/scopes.ts collects them from the module list. */
+  scopes?: readonly ScopeDeclaration[];
   routes: FastifyPluginAsyncTypebox<ModuleContext>;
 }

@@ -14,5 +14,6 @@ export const eventsModule: ApiModule = {
     description: 'Changes of pets and orders: the feed (webhooks deliver the same events).',
   },
   components: [Event],
+  scopes: [{ name: 'events:read', description: "the account's event feed" }],
   routes: eventRoutes,
 };

@@ -6,5 +6,6 @@ export const webhooksModule: ApiModule = {
   name: 'webhooks',
   tag: { name: 'webhooks', description: 'Endpoints that receive signed events, and their deliveries.' },
   components: [NewWebhookEndpoint, WebhookEndpoint, WebhookEndpointPatch, WebhookDelivery],
+  scopes: [{ name: 'webhooks:write', description: "manage the account's own webhook endpoints" }],
   routes: webhookRoutes,
 };
