@@ -298,8 +298,8 @@ export class SqliteDatabase implements Database {
     return this.turnWrites.add(write) as Promise<T>;
   }
 
-  repository<R>(factory: RepositoryFactory<R>): R {
-    return this.repositories.get(factory);
+  repository<S, P>(factory: RepositoryFactory<S, P>): S {
+    return this.repositories.get<S>(factory);
   }
 
   installationId(): Promise<string> {

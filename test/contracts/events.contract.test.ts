@@ -9,8 +9,6 @@ import { PostgresDatabase } from '../../src/db/postgres.js';
 import { SqliteDatabase } from '../../src/db/sqlite.js';
 import type { Database } from '../../src/db/database.js';
 import { buildEvent, eventRepository, type NewEvent } from '../../src/modules/events/index.js';
-import type { PostgresEventRepository } from '../../src/modules/events/repository.postgres.js';
-import type { SqliteEventRepository } from '../../src/modules/events/repository.sqlite.js';
 import { contractSuite, DAY, T0 } from '../support/contract.js';
 import { appendEvent } from '../support/events.js';
 
@@ -18,7 +16,7 @@ import { appendEvent } from '../support/events.js';
 async function appendThenFail(database: Database, event: NewEvent): Promise<void> {
   const failure = new Error('after the append');
   if (database instanceof SqliteDatabase) {
-    const events = database.repository(eventRepository) as SqliteEventRepository;
+    const events = database.repository(eventRepository);
     assert.throws(
       () =>
         database.db
@@ -30,7 +28,7 @@ async function appendThenFail(database: Database, event: NewEvent): Promise<void
       failure,
     );
   } else if (database instanceof PostgresDatabase) {
-    const events = database.repository(eventRepository) as PostgresEventRepository;
+    const events = database.repository(eventRepository);
     await assert.rejects(
       database.transaction(async (client) => {
         await events.append(client, event);

@@ -14,7 +14,7 @@ export interface IdempotencyRepository {
   purge(before: number): Promise<void>;
 }
 
-export const idempotencyRepository: RepositoryFactory<SqliteIdempotency | PostgresIdempotency> = {
+export const idempotencyRepository: RepositoryFactory<SqliteIdempotency, PostgresIdempotency> = {
   sqlite: (db) => new SqliteIdempotency(db),
   postgres: (db) => new PostgresIdempotency(db),
 };

@@ -3,9 +3,7 @@ import { eventRoutes } from './routes.js';
 import { Event } from './schemas.js';
 
 export { buildEvent, eventRepository, newEventId, previousValues, EVENT_RETENTION_MS } from './repository.js';
-export type { EventRepository, NewEvent } from './repository.js';
-export type { SqliteEventRepository } from './repository.sqlite.js';
-export type { PostgresEventRepository } from './repository.postgres.js';
+export type { EventRepository, NewEvent, PostgresEventAppender, SqliteEventAppender } from './repository.js';
 
 export const eventsModule: ApiModule = {
   name: 'events',

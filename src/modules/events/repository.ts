@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { PoolClient } from 'pg';
 import type { RepositoryFactory } from '../../db/database.js';
 import { PostgresEventRepository } from './repository.postgres.js';
 import { SqliteEventRepository } from './repository.sqlite.js';
@@ -101,9 +102,8 @@ export interface StoredEvent {
  * The events repository (the outbox's reading side); test/contracts/events.contract.test.ts holds both
  * backends to it:
  *
- * - Writers append inside their own transaction with the backend's `append` (SQLite: synchronously on the
- *   same connection, inside the caller's better-sqlite3 transaction; PostgreSQL: on the transaction's
- *   client), so an event commits with its change or not at all.
+ * - Writers (other modules' repositories) append inside their own transaction through the backend's
+ *   appender below, so an event commits with its change or not at all.
  * - `seq` increases in commit order: a reader that has seen seq n never later finds a new event below n
  *   (SQLite has one writer; PostgreSQL appends under a transaction advisory lock held until commit).
  * - `list` returns events after `afterSeq` by seq ascending, at most `limit`, of `type` when given, that
@@ -117,7 +117,27 @@ export interface EventRepository {
   purge(before: number): Promise<number>;
 }
 
-export const eventRepository: RepositoryFactory<SqliteEventRepository | PostgresEventRepository> = {
+/**
+ * How another module appends events as part of its own write on SQLite: synchronously, inside the caller's
+ * better-sqlite3 transaction on the one connection (so the transaction needs no handle).
+ */
+export interface SqliteEventAppender {
+  append(event: NewEvent): void;
+  /** Appends in order, as `append` does. */
+  appendAll(events: readonly NewEvent[]): void;
+}
+
+/** The same on PostgreSQL: on the client of the caller's transaction (`db.transaction`). */
+export interface PostgresEventAppender {
+  append(client: PoolClient, event: NewEvent): Promise<void>;
+  /** Appends in order, as `append` does. */
+  appendAll(client: PoolClient, events: NewEvent[]): Promise<void>;
+}
+
+export const eventRepository: RepositoryFactory<
+  EventRepository & SqliteEventAppender,
+  EventRepository & PostgresEventAppender
+> = {
   sqlite: (db) => new SqliteEventRepository(db),
   postgres: (db) => new PostgresEventRepository(db),
 };

@@ -3,8 +3,7 @@ import type { PostgresDatabase } from '../../db/postgres.js';
 import type { IdempotencyInput } from '../../db/idempotency/records.js';
 import { idempotencyRepository } from '../../db/idempotency/repository.js';
 import type { PostgresIdempotency } from '../../db/idempotency/repository.postgres.js';
-import { eventRepository } from '../events/repository.js';
-import type { PostgresEventRepository } from '../events/repository.postgres.js';
+import { eventRepository, type PostgresEventAppender } from '../events/repository.js';
 import {
   fromIdempotent,
   listShape,
@@ -73,11 +72,11 @@ function isOpenOrderConflict(error: unknown): boolean {
 export class PostgresOrderRepository implements OrderRepository {
   readonly hooks: PostgresOrderHooks = {};
   private readonly idempotency: PostgresIdempotency;
-  private readonly events: PostgresEventRepository;
+  private readonly events: PostgresEventAppender;
 
   constructor(private readonly db: PostgresDatabase) {
-    this.idempotency = db.repository(idempotencyRepository) as PostgresIdempotency;
-    this.events = db.repository(eventRepository) as PostgresEventRepository;
+    this.idempotency = db.repository(idempotencyRepository);
+    this.events = db.repository(eventRepository);
   }
 
   /** The read_versions sum seen with this turn's key lookups; orders bump it too (migration 012). */

@@ -3,8 +3,7 @@ import { wrap, type SqliteDatabase } from '../../db/sqlite.js';
 import type { IdempotencyInput } from '../../db/idempotency/records.js';
 import { idempotencyRepository } from '../../db/idempotency/repository.js';
 import type { SqliteIdempotency } from '../../db/idempotency/repository.sqlite.js';
-import { eventRepository } from '../events/repository.js';
-import type { SqliteEventRepository } from '../events/repository.sqlite.js';
+import { eventRepository, type SqliteEventAppender } from '../events/repository.js';
 import {
   fromIdempotent,
   listShape,
@@ -78,15 +77,15 @@ export interface SqliteOrderHooks {
 export class SqliteOrderRepository implements OrderRepository {
   private readonly db: BetterSqlite3.Database;
   private readonly idempotency: SqliteIdempotency;
-  private readonly events: SqliteEventRepository;
+  private readonly events: SqliteEventAppender;
   private readonly stmt;
   private readonly listStatements = new Map<number, BetterSqlite3.Statement<unknown[], OrderRawRow>>();
   readonly hooks: SqliteOrderHooks = {};
 
   constructor(private readonly database: SqliteDatabase) {
     const db = (this.db = database.db);
-    this.idempotency = database.repository(idempotencyRepository) as SqliteIdempotency;
-    this.events = database.repository(eventRepository) as SqliteEventRepository;
+    this.idempotency = database.repository(idempotencyRepository);
+    this.events = database.repository(eventRepository);
     this.stmt = {
       get: db.prepare<[number], OrderRecord>(`SELECT ${ORDER_COLUMNS} ${FROM} WHERE o.id = ?`),
       // Bounded by the limit: never counts further than it needs to decide.

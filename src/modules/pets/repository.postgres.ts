@@ -6,8 +6,12 @@ import { settleAsync, TurnBatch, type Settled } from '../../db/turn-batch.js';
 import { settleIdempotent, type Idempotent, type IdempotencyInput } from '../../db/idempotency/records.js';
 import { idempotencyRepository } from '../../db/idempotency/repository.js';
 import type { PostgresIdempotency } from '../../db/idempotency/repository.postgres.js';
-import { buildEvent, eventRepository, previousValues } from '../events/repository.js';
-import type { PostgresEventRepository } from '../events/repository.postgres.js';
+import {
+  buildEvent,
+  eventRepository,
+  previousValues,
+  type PostgresEventAppender,
+} from '../events/repository.js';
 import {
   demoPet,
   type CreatePetResult,
@@ -123,11 +127,11 @@ export class PostgresPetRepository implements PetRepository {
    */
   private readonly creations = new TurnBatch((inputs: Creation[]) => this.createAll(inputs));
   private readonly idempotency: PostgresIdempotency;
-  private readonly events: PostgresEventRepository;
+  private readonly events: PostgresEventAppender;
 
   constructor(private readonly db: PostgresDatabase) {
-    this.idempotency = db.repository(idempotencyRepository) as PostgresIdempotency;
-    this.events = db.repository(eventRepository) as PostgresEventRepository;
+    this.idempotency = db.repository(idempotencyRepository);
+    this.events = db.repository(eventRepository);
   }
 
   readVersion(): string | undefined {

@@ -3,8 +3,12 @@ import { wrap, type SqliteDatabase } from '../../db/sqlite.js';
 import { settleIdempotent, type IdempotencyInput } from '../../db/idempotency/records.js';
 import { idempotencyRepository } from '../../db/idempotency/repository.js';
 import type { SqliteIdempotency } from '../../db/idempotency/repository.sqlite.js';
-import { buildEvent, eventRepository, previousValues } from '../events/repository.js';
-import type { SqliteEventRepository } from '../events/repository.sqlite.js';
+import {
+  buildEvent,
+  eventRepository,
+  previousValues,
+  type SqliteEventAppender,
+} from '../events/repository.js';
 import {
   demoPet,
   type CreatePetResult,
@@ -52,7 +56,7 @@ export class SqlitePetRepository implements PetRepository {
   private readonly database: SqliteDatabase;
   private readonly db: BetterSqlite3.Database;
   private readonly idempotency: SqliteIdempotency;
-  private readonly events: SqliteEventRepository;
+  private readonly events: SqliteEventAppender;
   private readonly stmt;
   /** Page queries by page size, with and without the status filter; see listStatement. */
   private readonly listStatements = {
@@ -63,8 +67,8 @@ export class SqlitePetRepository implements PetRepository {
   constructor(database: SqliteDatabase) {
     this.database = database;
     const db = (this.db = database.db);
-    this.idempotency = database.repository(idempotencyRepository) as SqliteIdempotency;
-    this.events = database.repository(eventRepository) as SqliteEventRepository;
+    this.idempotency = database.repository(idempotencyRepository);
+    this.events = database.repository(eventRepository);
     this.stmt = {
       // Raw (array) rows: better-sqlite3 builds row objects property by property through the V8 API, which
       // costs more than the query itself; petFromRaw builds them in JavaScript with one fixed shape.
