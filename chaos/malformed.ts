@@ -6,7 +6,7 @@
  * {code, message, status} with status equal to the HTTP status); answers without X-Request-Id; and 2xx
  * answers to a pets route reached without a valid key.
  */
-import { serve, terminate } from '../test/support/processes.js';
+import { serve, terminate } from '../support/processes.js';
 import {
   createKey,
   isErrorShape,

@@ -5,7 +5,7 @@
  * timeouts plus a second, Error-shaped. The harness gives up after the target plus 5 s (a "hang").
  */
 import type net from 'node:net';
-import { serve, terminate } from '../test/support/processes.js';
+import { serve, terminate } from '../support/processes.js';
 import {
   createKey,
   isErrorShape,

@@ -25,8 +25,8 @@ import {
   TestClock,
   uniqueName,
 } from './helpers.js';
-import { deleteKeys } from './support/redis.js';
-import { TcpProxy } from './support/tcp-proxy.js';
+import { deleteKeys } from '../support/redis.js';
+import { TcpProxy } from '../support/tcp-proxy.js';
 
 type LogLine = Record<string, unknown> & { level: number; msg: string };
 

@@ -9,7 +9,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { terminate, type Server } from '../../test/support/processes.js';
+import { terminate, type Server } from '../../support/processes.js';
 import { MemoryWatch } from '../lib/memory.js';
 import { defineScenario } from '../lib/scenario.js';
 import { createKey, logFile, scriptArgv, seed, trimLog } from '../lib/service.js';

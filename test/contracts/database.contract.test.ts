@@ -16,9 +16,9 @@ import { categoryRepository, DEFAULT_CATEGORIES } from '../../src/modules/catego
 import { petRepository } from '../../src/modules/pets/repository.js';
 import { uniqueName } from '../helpers.js';
 import { contractSuite, postgresSuite, rejectsUnavailable, settleIo, T0 } from '../support/contract.js';
-import { withPostgresClient } from '../support/postgres.js';
+import { withPostgresClient } from '../../support/postgres.js';
 import { createdPet, idem } from '../support/pets.js';
-import { TcpProxy } from '../support/tcp-proxy.js';
+import { TcpProxy } from '../../support/tcp-proxy.js';
 
 contractSuite('database', (target) => {
   let storage: Database;
