@@ -85,7 +85,7 @@ export class PostgresOrderRepository implements OrderRepository {
     return version === undefined ? undefined : String(version);
   }
 
-  private async placeIn(client: PoolClient, input: Place): Promise<PlaceOrderOutcome> {
+  private async placeInTransaction(client: PoolClient, input: Place): Promise<PlaceOrderOutcome> {
     await client.query({ name: 'orders_lock_account', text: SQL.lockAccount, values: [input.accountId] });
     // The refusals in the order the API gives them (unknown pet, then the account's limit, then the pet's
     // status), with the pet's existence read only when a refusal needs it: one round trip fewer for an
@@ -121,19 +121,19 @@ export class PostgresOrderRepository implements OrderRepository {
     return { kind: 'placed', order: placed };
   }
 
-  async place(input: Place, idem?: IdempotencyInput): Promise<PlaceOrderResult> {
+  async place(input: Place, idempotency?: IdempotencyInput): Promise<PlaceOrderResult> {
     try {
       return await this.db.transaction(async (client) =>
-        idem
+        idempotency
           ? fromIdempotent(
               await this.idempotency.run(
                 client,
-                idem,
-                () => this.placeIn(client, input),
+                idempotency,
+                () => this.placeInTransaction(client, input),
                 (result) => (result.kind === 'placed' ? { status: 201, body: result.order } : undefined),
               ),
             )
-          : this.placeIn(client, input),
+          : this.placeInTransaction(client, input),
       );
     } catch (error) {
       // The conditional update already refuses a held pet; the index is the backstop should any other
@@ -143,7 +143,10 @@ export class PostgresOrderRepository implements OrderRepository {
     }
   }
 
-  private async transitionIn(client: PoolClient, input: TransitionInput): Promise<TransitionOutcome> {
+  private async transitionInTransaction(
+    client: PoolClient,
+    input: TransitionInput,
+  ): Promise<TransitionOutcome> {
     // The order's row lock: a racing action waits here and then reads the status this one left.
     const locked = await client.query<OrderRecord>({
       name: 'orders_lock_order',
@@ -180,18 +183,18 @@ export class PostgresOrderRepository implements OrderRepository {
     return { kind: 'done', order: after };
   }
 
-  transition(input: TransitionInput, idem?: IdempotencyInput): Promise<TransitionResult> {
+  transition(input: TransitionInput, idempotency?: IdempotencyInput): Promise<TransitionResult> {
     return this.db.transaction(async (client) =>
-      idem
+      idempotency
         ? fromIdempotent(
             await this.idempotency.run(
               client,
-              idem,
-              () => this.transitionIn(client, input),
+              idempotency,
+              () => this.transitionInTransaction(client, input),
               (result) => (result.kind === 'done' ? { status: 200, body: result.order } : undefined),
             ),
           )
-        : this.transitionIn(client, input),
+        : this.transitionInTransaction(client, input),
     );
   }
 

@@ -166,11 +166,11 @@ export class SqliteOrderRepository implements OrderRepository {
    * transaction, each in its own savepoint, run one after the other in arrival order under the write lock,
    * so each decides on what the ones before it wrote; every answer comes after the commit.
    */
-  place(input: Place, idem?: IdempotencyInput): Promise<PlaceOrderResult> {
+  place(input: Place, idempotency?: IdempotencyInput): Promise<PlaceOrderResult> {
     return this.database.writeInTurn(() =>
       fromIdempotent(
         this.idempotency.run(
-          idem,
+          idempotency,
           () => this.placeInTransaction(input),
           (result) => (result.kind === 'placed' ? { status: 201, body: result.order } : undefined),
         ),
@@ -178,11 +178,11 @@ export class SqliteOrderRepository implements OrderRepository {
     );
   }
 
-  transition(input: TransitionInput, idem?: IdempotencyInput): Promise<TransitionResult> {
+  transition(input: TransitionInput, idempotency?: IdempotencyInput): Promise<TransitionResult> {
     return this.database.writeInTurn(() =>
       fromIdempotent(
         this.idempotency.run(
-          idem,
+          idempotency,
           () => this.transitionInTransaction(input),
           (result) => (result.kind === 'done' ? { status: 200, body: result.order } : undefined),
         ),

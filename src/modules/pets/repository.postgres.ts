@@ -166,13 +166,13 @@ export class PostgresPetRepository implements PetRepository {
 
   /** Runs `work` in a transaction, under the idempotency record when there is one. */
   private async writeTransaction<T>(
-    idem: IdempotencyInput | undefined,
+    idempotency: IdempotencyInput | undefined,
     work: (client: PoolClient) => Promise<T>,
     record: (value: T) => { status: number; body: unknown } | undefined,
   ): Promise<Idempotent<T>> {
     return this.db.transaction(async (client) =>
-      idem
-        ? this.idempotency.run(client, idem, () => work(client), record)
+      idempotency
+        ? this.idempotency.run(client, idempotency, () => work(client), record)
         : { kind: 'done' as const, value: await work(client) },
     );
   }
@@ -202,11 +202,11 @@ export class PostgresPetRepository implements PetRepository {
     id: number,
     change: PetChange,
     precondition?: VersionTest,
-    idem?: IdempotencyInput,
-    now = idem?.now ?? Date.now(),
+    idempotency?: IdempotencyInput,
+    now = idempotency?.now ?? Date.now(),
   ): Promise<UpdatePetResult> {
     const outcome = await this.writeTransaction(
-      idem,
+      idempotency,
       async (client): Promise<UpdatePetResult> => {
         const locked = await this.lockForWrite(client, id, precondition);
         if (!('row' in locked)) return locked;
@@ -257,11 +257,11 @@ export class PostgresPetRepository implements PetRepository {
   async delete(
     id: number,
     precondition?: VersionTest,
-    idem?: IdempotencyInput,
-    now = idem?.now ?? Date.now(),
+    idempotency?: IdempotencyInput,
+    now = idempotency?.now ?? Date.now(),
   ): Promise<DeletePetResult> {
     const outcome = await this.writeTransaction(
-      idem,
+      idempotency,
       async (client): Promise<DeletePetResult> => {
         const locked = await this.lockForWrite(client, id, precondition);
         if (!('row' in locked)) return locked;
@@ -285,11 +285,11 @@ export class PostgresPetRepository implements PetRepository {
 
   async create(
     pet: NewPetRecord,
-    idem?: IdempotencyInput,
-    now = idem?.now ?? Date.now(),
+    idempotency?: IdempotencyInput,
+    now = idempotency?.now ?? Date.now(),
   ): Promise<CreatePetResult> {
-    if (idem === undefined) return this.creations.add({ pet, now });
-    return this.createOne(pet, idem, now);
+    if (idempotency === undefined) return this.creations.add({ pet, now });
+    return this.createOne(pet, idempotency, now);
   }
 
   /**
@@ -353,14 +353,14 @@ export class PostgresPetRepository implements PetRepository {
 
   private async createOne(
     pet: NewPetRecord,
-    idem: IdempotencyInput | undefined,
+    idempotency: IdempotencyInput | undefined,
     now: number,
   ): Promise<CreatePetResult> {
     const values = [pet.name, pet.categoryId, pet.status, now];
     try {
       // Always a transaction: the pet and its event (outbox) commit together.
       const outcome = await this.writeTransaction(
-        idem,
+        idempotency,
         async (client): Promise<CreatePetResult> => {
           const inserted = await client.query<Pet>({ name: 'pets_insert', text: SQL.insertPet, values });
           const created = inserted.rows[0];

@@ -156,14 +156,14 @@ export class SqlitePetRepository implements PetRepository {
     id: number,
     change: PetChange,
     precondition?: VersionTest,
-    idem?: IdempotencyInput,
-    now = idem?.now ?? Date.now(),
+    idempotency?: IdempotencyInput,
+    now = idempotency?.now ?? Date.now(),
   ): Promise<UpdatePetResult> {
     // Group commit (SqliteDatabase.writeInTurn): the changes of one turn share a transaction, each in its
     // own savepoint, each answered after the commit.
     return this.database.writeInTurn((): UpdatePetResult => {
       const outcome = this.idempotency.run(
-        idem,
+        idempotency,
         (): UpdatePetResult => {
           const row = this.stmt.getPet.get(id);
           if (!row) return { kind: 'not_found' };
@@ -205,12 +205,12 @@ export class SqlitePetRepository implements PetRepository {
   delete(
     id: number,
     precondition?: VersionTest,
-    idem?: IdempotencyInput,
-    now = idem?.now ?? Date.now(),
+    idempotency?: IdempotencyInput,
+    now = idempotency?.now ?? Date.now(),
   ): Promise<DeletePetResult> {
     return this.database.writeInTurn((): DeletePetResult => {
       const outcome = this.idempotency.run(
-        idem,
+        idempotency,
         (): DeletePetResult => {
           const row = this.stmt.getPet.get(id);
           if (!row) return { kind: 'not_found' };
@@ -233,11 +233,11 @@ export class SqlitePetRepository implements PetRepository {
 
   private createInTransaction(
     pet: NewPetRecord,
-    idem: IdempotencyInput | undefined,
+    idempotency: IdempotencyInput | undefined,
     now: number,
   ): CreatePetResult {
     const outcome = this.idempotency.run(
-      idem,
+      idempotency,
       (): CreatePetResult => {
         if (!this.stmt.categoryExists.get(pet.categoryId)) return { kind: 'unknown_category' };
         const created = this.stmt.insertPet.get(pet.name, pet.categoryId, pet.status, now)!;
