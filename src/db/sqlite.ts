@@ -23,7 +23,7 @@ export function translateSqliteError(error: unknown): unknown {
 }
 
 /** Runs synchronous database work as a promise, translating what the database throws. */
-export function wrap<T>(fn: () => T): Promise<T> {
+export function runAsPromise<T>(fn: () => T): Promise<T> {
   try {
     return Promise.resolve(fn());
   } catch (error) {
@@ -303,7 +303,7 @@ export class SqliteDatabase implements Database {
   }
 
   installationId(): Promise<string> {
-    return wrap(
+    return runAsPromise(
       () =>
         (this.installation ??= this.db
           .prepare<[], string>('SELECT installation_id FROM installation WHERE id = 1')
@@ -313,7 +313,7 @@ export class SqliteDatabase implements Database {
   }
 
   ping(): Promise<void> {
-    return wrap(() => {
+    return runAsPromise(() => {
       this.db.prepare('SELECT 1').get();
     });
   }

@@ -1,5 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import { wrap, type SqliteDatabase } from '../../db/sqlite.js';
+import { runAsPromise, type SqliteDatabase } from '../../db/sqlite.js';
 import type { IdempotencyInput } from '../../db/idempotency/records.js';
 import { idempotencyRepository } from '../../db/idempotency/repository.js';
 import type { SqliteIdempotency } from '../../db/idempotency/repository.sqlite.js';
@@ -191,7 +191,7 @@ export class SqliteOrderRepository implements OrderRepository {
   }
 
   get(id: number): Promise<OrderRecord | undefined> {
-    return wrap(() => this.stmt.get.get(id));
+    return runAsPromise(() => this.stmt.get.get(id));
   }
 
   readVersion(): string | undefined {
@@ -199,7 +199,7 @@ export class SqliteOrderRepository implements OrderRepository {
   }
 
   list(query: ListOrdersQuery): Promise<OrderRecord[]> {
-    return wrap(() => {
+    return runAsPromise(() => {
       // One prepared statement per filter shape and page size, the limit written into the text: a bound
       // `LIMIT ?` makes SQLite re-plan on every run (see the pets repository). Sizes are 2..101 via the API.
       // The key is a number (which filters are present, and the limit) so a cached page builds no strings.
@@ -238,7 +238,7 @@ export class SqliteOrderRepository implements OrderRepository {
   }
 
   inventory(): Promise<Inventory> {
-    return wrap(() => {
+    return runAsPromise(() => {
       const counts: Inventory = { available: 0, pending: 0, sold: 0 };
       for (const { status, n } of this.stmt.inventory.all()) {
         if (status in counts) counts[status as keyof Inventory] = n;

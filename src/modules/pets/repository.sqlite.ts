@@ -1,5 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import { wrap, type SqliteDatabase } from '../../db/sqlite.js';
+import { runAsPromise, type SqliteDatabase } from '../../db/sqlite.js';
 import { settleIdempotent, type IdempotencyInput } from '../../db/idempotency/records.js';
 import { idempotencyRepository } from '../../db/idempotency/repository.js';
 import type { SqliteIdempotency } from '../../db/idempotency/repository.sqlite.js';
@@ -130,7 +130,7 @@ export class SqlitePetRepository implements PetRepository {
   }
 
   list(query: ListPetsQuery): Promise<Pet[]> {
-    return wrap(() => {
+    return runAsPromise(() => {
       const afterId = query.afterId ?? 0;
       const stmt = this.listStatement(Boolean(query.status), query.limit);
       let rows: PetRawRow[];
@@ -146,7 +146,7 @@ export class SqlitePetRepository implements PetRepository {
   }
 
   get(id: number): Promise<VersionedPet | undefined> {
-    return wrap(() => {
+    return runAsPromise(() => {
       const row = this.stmt.getPet.get(id);
       return row && { pet: petFromRaw(row as unknown as PetRawRow), version: row[4] };
     });
@@ -272,7 +272,7 @@ export class SqlitePetRepository implements PetRepository {
   }
 
   async seed(count: number, now: number, onProgress?: (done: number) => void): Promise<number> {
-    const start = await wrap(
+    const start = await runAsPromise(
       () => (this.db.prepare('SELECT count(*) AS n FROM pets').get() as { n: number }).n,
     );
     const insert = this.db.prepare(

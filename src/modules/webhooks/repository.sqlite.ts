@@ -1,5 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import { wrap, type SqliteDatabase } from '../../db/sqlite.js';
+import { runAsPromise, type SqliteDatabase } from '../../db/sqlite.js';
 import {
   endpointWants,
   formatEvents,
@@ -124,7 +124,7 @@ export class SqliteWebhookRepository implements WebhookRepository {
   }
 
   listEndpoints(q: { accountId?: number; afterId?: number; limit: number }): Promise<EndpointRecord[]> {
-    return wrap(() =>
+    return runAsPromise(() =>
       this.db
         .prepare<[number, number | null, number | null, number], EndpointRow>(
           `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id > ? AND (? IS NULL OR account_id = ?)
@@ -136,7 +136,7 @@ export class SqliteWebhookRepository implements WebhookRepository {
   }
 
   getEndpoint(accountId: number | undefined, id: number): Promise<EndpointRecord | undefined> {
-    return wrap(() => this.endpoint(accountId, id));
+    return runAsPromise(() => this.endpoint(accountId, id));
   }
 
   updateEndpoint(
@@ -199,7 +199,7 @@ export class SqliteWebhookRepository implements WebhookRepository {
   }
 
   listDeliveries(q: { endpointId: number; afterId?: number; limit: number }): Promise<DeliveryRecord[]> {
-    return wrap(() =>
+    return runAsPromise(() =>
       this.db
         .prepare<[number, number, number], DeliveryRecord>(
           `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE endpoint_id = ? AND id > ? ORDER BY id LIMIT ?`,
@@ -252,7 +252,7 @@ export class SqliteWebhookRepository implements WebhookRepository {
       try {
         if (s.anyOpenEndpoint.get(JSON.stringify(q.busyEndpoints)) === undefined) return Promise.resolve([]);
       } catch (error) {
-        return wrap(() => {
+        return runAsPromise(() => {
           throw error;
         });
       }
@@ -315,7 +315,7 @@ export class SqliteWebhookRepository implements WebhookRepository {
   }
 
   stats(): Promise<QueueStats> {
-    return wrap(() =>
+    return runAsPromise(() =>
       this.db
         .prepare<[], QueueStats>(
           `SELECT count(*) AS pending, min(d.created_at) AS oldestCreatedAt FROM webhook_deliveries d
