@@ -98,14 +98,12 @@ function requireScopes(granted: ReadonlySet<Scope>, needed: readonly Scope[]): v
   const missing = needed.filter((scope) => !granted.has(scope));
   if (missing.length === 0) return;
   const list = missing.join(' ');
-  throw new ApiError(
-    'insufficient_scope',
-    `This API key lacks the scope ${missing.map((s) => `"${s}"`).join(', ')} that this operation needs.`,
-    undefined,
-    {
+  throw new ApiError('insufficient_scope', {
+    message: `This API key lacks the scope ${missing.map((s) => `"${s}"`).join(', ')} that this operation needs.`,
+    headers: {
       'www-authenticate': `Bearer realm="pet-adoption", error="insufficient_scope", scope="${list}"`,
     },
-  );
+  });
 }
 
 /** Whether the caller's key may use `scope` (e.g. `orders:manage` to see every account's orders). */
@@ -154,8 +152,10 @@ export function registerAccess(app: FastifyInstance, options: AccessOptions): vo
     const presentsKey = header !== undefined && header.trim() !== '';
     if (presentsKey && lockout.isLockedOut(request.ip, now)) {
       await countByAddress(request, reply);
-      throw new ApiError('too_many_invalid_keys', undefined, undefined, {
-        'retry-after': String(lockout.retryAfterSeconds(now)),
+      throw new ApiError('too_many_invalid_keys', {
+        headers: {
+          'retry-after': String(lockout.retryAfterSeconds(now)),
+        },
       });
     }
 
@@ -200,15 +200,19 @@ export function registerAccess(app: FastifyInstance, options: AccessOptions): vo
     }
     if (presentsKey && !(await lockout.recordFailure(request.ip, now))) {
       await countByAddress(request, reply);
-      throw new ApiError('too_many_invalid_keys', undefined, undefined, {
-        'retry-after': String(lockout.retryAfterSeconds(now)),
+      throw new ApiError('too_many_invalid_keys', {
+        headers: {
+          'retry-after': String(lockout.retryAfterSeconds(now)),
+        },
       });
     }
     if (!(await countByAddress(request, reply))) throw new ApiError('rate_limited');
     if (access === 'public') return;
     const error = identity.failure === 'missing_api_key' ? '' : `, error="invalid_token"`;
-    throw new ApiError(identity.failure, undefined, undefined, {
-      'www-authenticate': `Bearer realm="pet-adoption"${error}`,
+    throw new ApiError(identity.failure, {
+      headers: {
+        'www-authenticate': `Bearer realm="pet-adoption"${error}`,
+      },
     });
   });
 }

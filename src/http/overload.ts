@@ -54,10 +54,7 @@ export const MAX_REFUSED_CONNECTION_PAUSE_MS = 1_600;
  */
 const OVERLOADED_BY_SECONDS = new Map(
   Array.from({ length: Math.ceil(MAX_REFUSED_CONNECTION_PAUSE_MS / 1000) }, (_, i) => i + 1).map(
-    (seconds) => [
-      seconds,
-      new ApiError('overloaded', undefined, undefined, { 'retry-after': String(seconds) }),
-    ],
+    (seconds) => [seconds, new ApiError('overloaded', { headers: { 'retry-after': String(seconds) } })],
   ),
 );
 const overloadedFor = (pauseMs: number): ApiError =>

@@ -77,5 +77,5 @@ export function replay(reply: FastifyReply, status: number): FastifyReply {
 export function refusal(kind: 'mismatch' | 'in_progress'): ApiError {
   return kind === 'mismatch'
     ? new ApiError('idempotency_key_reused')
-    : new ApiError('idempotency_in_progress', undefined, undefined, { 'retry-after': '1' });
+    : new ApiError('idempotency_in_progress', { headers: { 'retry-after': '1' } });
 }

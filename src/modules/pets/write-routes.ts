@@ -103,9 +103,10 @@ export const writeRoutes: FastifyPluginAsyncTypebox<WriteRoutesOptions> = async 
             .header('etag', strongEtag(result.version))
             .send(result.pet);
         case 'unknown_category':
-          throw new ApiError('validation_failed', 'Invalid request: categoryId names no existing category.', [
-            { field: 'categoryId', message: 'names no existing category' },
-          ]);
+          throw new ApiError('validation_failed', {
+            message: 'Invalid request: categoryId names no existing category.',
+            details: [{ field: 'categoryId', message: 'names no existing category' }],
+          });
         case 'open_order':
           throw new ApiError(
             'pet_has_open_order',

@@ -80,9 +80,10 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
   const checkUrl = (url: string | undefined): void => {
     const problem = url === undefined ? undefined : urlProblem(url, allowHosts);
     if (problem) {
-      throw new ApiError('validation_failed', `Invalid request: url ${problem}.`, [
-        { field: 'url', message: problem },
-      ]);
+      throw new ApiError('validation_failed', {
+        message: `Invalid request: url ${problem}.`,
+        details: [{ field: 'url', message: problem }],
+      });
     }
   };
   const accountOf = (request: { principal: { account: { id: number } } | null }): number =>
