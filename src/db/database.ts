@@ -21,7 +21,7 @@ export interface RepositoryFactory<S, P = S> {
 }
 
 /**
- * Lifecycle contract, held by test/db.test.ts on every backend:
+ * Lifecycle contract, held by test/contracts/database.contract.test.ts on every backend:
  * - `migrate()` applies pending migrations (src/db/migrations/<backend>/NNN_name.sql); safe to call
  *   concurrently from several processes; refuses a database whose schema is newer than the newest migration
  *   this release knows. `fresh` is true when this instance created the schema (the server then prints how

@@ -6,7 +6,7 @@ import { SqliteIdempotency } from './repository.sqlite.js';
  * Where idempotency records live. Writes go through the backend's `run` (see its class), called by a
  * module's repository inside the transaction of the write; this interface is what the rest needs.
  *
- * Contract (test/db.test.ts, idempotency): at most one write per (account, operation, key) within the
+ * Contract (test/contracts/idempotency.contract.test.ts): at most one write per (account, operation, key) within the
  * retention window; a record is stored only for a write that succeeded.
  */
 export interface IdempotencyRepository {

@@ -63,7 +63,7 @@ export interface RecordedUpdate {
 }
 
 /**
- * The pets repository, implemented once per backend; test/modules/pets/repository.test.ts holds every
+ * The pets repository, implemented once per backend; test/contracts/pets.contract.test.ts holds every
  * implementation to this contract:
  *
  * - `list` returns pets ordered by id ascending, at most `limit`, filtered by `status`, starting after
