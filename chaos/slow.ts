@@ -21,7 +21,7 @@ import {
 import { exchange, type Exchange } from './raw.js';
 
 /**
- * The bounds the fixed server is meant to keep (DESIGN 4.6: slow senders cannot hold connections open).
+ * The bounds the fixed server is meant to keep (docs/operations.md, "Slow and malformed clients": slow senders cannot hold connections open).
  * Align these with the server's header and body timeouts if those change.
  */
 const HEADERS_BOUND_MS = 10_000;

@@ -1,5 +1,5 @@
 /**
- * Listens and shuts down; nothing else. SIGTERM/SIGINT drain (DESIGN 4.6): /readyz answers 503 for
+ * Listens and shuts down; nothing else. SIGTERM/SIGINT drain (docs/operations.md, "Shutdown and drain"): /readyz answers 503 for
  * DRAIN_SECONDS while everything is served, then the listener closes, every open connection is answered
  * until it closes, and only then the pools close, so a rolling restart loses no request.
  */

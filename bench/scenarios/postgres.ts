@@ -42,7 +42,7 @@ export default defineScenario({
   order: 200,
   tags: ['postgres'],
   usesSqlite: false,
-  // Issue 15's target (the first round's was 0.12).
+  // Its target in the table of docs/performance.md.
   target: { bounds: [{ metric: 'ratio', atLeast: 0.3 }] },
   async setup(ctx): Promise<State> {
     if (!(await externalServicesAvailable())) {

@@ -73,7 +73,7 @@ export function webhooksScenario(backend: 'sqlite' | 'postgres'): Scenario<State
     order: pg ? 206 : 150,
     ...(pg ? { tags: ['postgres'] } : {}),
     usesSqlite: false,
-    // Judged on the embedded default; reported on PostgreSQL + Redis (issue 12), like its other write rows.
+    // Judged on the embedded default; reported on PostgreSQL + Redis, like its other write rows.
     ...(pg
       ? {}
       : {

@@ -7,7 +7,7 @@ export const serveCommand: Command = {
 
 Runs the HTTP service (what npm start runs) and applies pending migrations first; a new SQLite database
 is created on first start. It takes no options: it is configured by environment variables (PORT, HOST,
-DATABASE_URL, REDIS_URL, METRICS_PORT, LOG_LEVEL, …; see the README's configuration table), e.g.
+DATABASE_URL, REDIS_URL, METRICS_PORT, LOG_LEVEL, …; see docs/operations.md, "Configuration"), e.g.
   PORT=8080 HOST=0.0.0.0 pet-adoption serve`,
   async run(config, args) {
     // Refused rather than ignored: `serve --port 1` listening on 3000 would mislead.

@@ -38,8 +38,8 @@ export interface AcceptHandles {
  * connections, `ss -ltn`) and every new connection, a liveness probe's or a client's reconnecting, waits
  * seconds before its request is even read, whatever the service would answer: no admission rule reaches a
  * connection that is not accepted. With K more handles on the same socket, a poll reports K + 1 ready
- * descriptors and accepts K + 1 connections (measured on bare node:http at 2,000 connections: the accept queue
- * stayed under 100 with 512 handles, was 1,000 with none; p99 5.7 s → 0.15 s).
+ * descriptors and accepts K + 1 connections (measured on bare node:http under thousands of connections: the
+ * accept queue stays short with the handles and fills without them; docs/performance.md).
  *
  * How: a socket can only be given a second descriptor by passing it through another process (SCM_RIGHTS),
  * which Node's IPC does for a net.Server (`subprocess.send(message, server)`, documented). A short-lived helper

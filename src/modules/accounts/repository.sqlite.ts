@@ -13,7 +13,7 @@ import { effectiveScopes, formatScopes, parseScopes } from './scopes.js';
 
 /**
  * Keys remembered by findKeyByHash; beyond this the oldest is forgotten (bounds memory under key churn). A
- * remembered key costs ~380 bytes (measured), so the full cache ~19 MB: room for the active keys of a large
+ * remembered key costs a few hundred bytes, so the full cache stays in the tens of megabytes: room for the active keys of a large
  * deployment, whose requests then pay no key query (a cyclic rotation through more keys than fit misses
  * every time).
  */

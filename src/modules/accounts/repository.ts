@@ -39,7 +39,7 @@ export interface KeyPrincipal {
   keyId: string;
   expiresAt: number | null;
   revokedAt: number | null;
-  /** What the key may do: its granted scopes with their implications (DESIGN 4.1). */
+  /** What the key may do: its granted scopes with their implications (docs/api.md, "Scopes"). */
   scopes: ReadonlySet<Scope>;
   account: Account;
 }

@@ -5,7 +5,7 @@ import { PostgresEventRepository } from './repository.postgres.js';
 import { SqliteEventRepository } from './repository.sqlite.js';
 import type { EventType } from './schemas.js';
 
-/** How long events are kept (DESIGN 4.4); older ones are purged whether dispatched or not. */
+/** How long events are kept (docs/api.md, "Events and webhooks"); older ones are purged whether dispatched or not. */
 export const EVENT_RETENTION_MS = 30 * 24 * 3600_000;
 
 /** Random bytes drawn in bulk: one randomBytes call per event cost more than the rest of building it. */

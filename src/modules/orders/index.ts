@@ -6,7 +6,7 @@ export const ordersModule: ApiModule = {
   name: 'orders',
   tag: {
     name: 'store',
-    description: 'Adoption orders and the inventory (see the README, "Adoption workflow").',
+    description: 'Adoption orders and the inventory (see docs/api.md, "Adoption workflow").',
   },
   components: [Order],
   scopes: [

@@ -141,7 +141,7 @@ export function listShape(query: ListOrdersQuery): { where: string[]; values: (s
 export type MovedPet = Pet & { version: number; previousStatus: PetStatus };
 
 /**
- * The events of an order change (DESIGN 4.4), appended in its transaction: the order's (`order.placed` or
+ * The events of an order change, appended in its transaction: the order's (`order.placed` or
  * `order.<new status>`, visible to the order's account) and then its pet's status move (`pet.updated`).
  * The order is rendered as its own account sees it (without `account`).
  */

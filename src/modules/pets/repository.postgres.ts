@@ -122,8 +122,8 @@ export class PostgresPetRepository implements PetRepository {
   /**
    * Creations without an Idempotency-Key, one transaction per turn (like SQLite's group commit): every
    * writing transaction takes the events' advisory lock until it commits (events/repository.postgres.ts),
-   * so one creation per transaction serialised them, a commit each; measured on this machine, ~470
-   * creations/s at ~1.7 ms of the service's CPU each, most of it the four round trips.
+   * so one creation per transaction serialised them, a commit each, most of each creation's cost being its
+   * four round trips.
    */
   private readonly creations = new TurnBatch((inputs: Creation[]) => this.createAll(inputs));
   private readonly idempotency: PostgresIdempotency;

@@ -1,5 +1,5 @@
 /**
- * updatePet and deletePet (DESIGN 4.2): conditional (`If-Match`) and idempotent (`Idempotency-Key`) writes
+ * updatePet and deletePet: conditional (`If-Match`) and idempotent (`Idempotency-Key`) writes
  * of one pet. The precondition runs inside the repository's transaction, so it is atomic with the write.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';

@@ -151,7 +151,7 @@ export const webhookRepository: RepositoryFactory<WebhookRepository> = {
   postgres: (db) => new PostgresWebhookRepository(db),
 };
 
-/** Who may receive an event (DESIGN 4.4 visibility) and whether the endpoint subscribes to its type. */
+/** Who may receive an event (the feed's visibility rules) and whether the endpoint subscribes to its type. */
 export function endpointWants(
   endpoint: { accountId: number; events: string[]; ordersManage: boolean },
   event: { type: string; accountId: number | null },

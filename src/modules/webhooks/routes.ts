@@ -1,4 +1,4 @@
-/** Webhook endpoint management (DESIGN 4.4): an account's own endpoints, their deliveries, manual retry. */
+/** Webhook endpoint management: an account's own endpoints, their deliveries, manual retry. */
 import { randomBytes } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
