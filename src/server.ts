@@ -18,9 +18,8 @@ import { startHealthListener, type HealthListener } from './http/health-listener
 import { createRegistry } from './http/observability.js';
 import { addAcceptHandles, type AcceptHandles } from './http/accept-handles.js';
 import { watchApiLoad } from './http/api-load.js';
-import { WebhookDispatcher } from './modules/webhooks/dispatcher.js';
 import { createCounterStore } from './ratelimit/index.js';
-import { EVENT_RETENTION_MS, eventRepository } from './modules/events/index.js';
+import { MODULES } from './modules/index.js';
 
 export const FIRST_KEY_HINT =
   'This is a new database. Create the first API key with:\n' +
@@ -98,20 +97,15 @@ export async function serve(config: Config): Promise<void> {
   });
   let metricsServer: FastifyInstance | undefined;
   const apiLoad = watchApiLoad(app.requestsAdmitted);
-  const dispatcher = new WebhookDispatcher({
-    database,
-    allowHosts: config.webhookAllowHosts,
-    pollMs: config.webhookPollMs,
-    leaseMs: config.webhookLeaseMs,
-    // The API keeps the loop busy: deliveries make room (the API comes first).
-    busy: apiLoad.busy,
-    registry,
-    logger,
-  });
+  // The modules' background work (webhooks' dispatcher).
+  const tasks = MODULES.flatMap((module) =>
+    module.background ? [module.background({ database, config, registry, logger, busy: apiLoad.busy })] : [],
+  );
+  const wakers = tasks.flatMap((task) => (task.wake ? [task] : []));
   // A write may have committed events: look at once rather than at the next poll. Callback style, no
   // promise per response; wake() is a no-op while a pass runs (it just asks for another).
   app.addHook('onResponse', (request, _reply, done) => {
-    if (request.method !== 'GET' && request.method !== 'HEAD') dispatcher.wake();
+    if (request.method !== 'GET' && request.method !== 'HEAD') for (const task of wakers) task.wake!();
     done();
   });
 
@@ -120,12 +114,11 @@ export async function serve(config: Config): Promise<void> {
     idempotency.purge(Date.now() - IDEMPOTENCY_RETENTION_MS).catch((err: unknown) => {
       logger.warn({ err }, 'idempotency purge failed');
     });
-    database
-      .repository(eventRepository)
-      .purge(Date.now() - EVENT_RETENTION_MS)
-      .catch((err: unknown) => {
-        logger.warn({ err }, 'events purge failed');
+    for (const module of MODULES) {
+      module.purge?.(database, Date.now()).catch((err: unknown) => {
+        logger.warn({ err }, `${module.name} purge failed`);
       });
+    }
   }, 3600_000);
   purge.unref();
 
@@ -167,7 +160,7 @@ export async function serve(config: Config): Promise<void> {
     // Alive until the end: a liveness probe failing during the drain would get the process killed early.
     await health?.close();
     apiLoad.stop();
-    await dispatcher.stop();
+    await Promise.all(tasks.map((task) => task.stop()));
     await counterStore.close();
     await database.close();
     logger.flush();
@@ -185,7 +178,7 @@ export async function serve(config: Config): Promise<void> {
     metricsServer = await listenMetrics(registry, config.host, config.metricsPort);
   }
   if (config.healthPort !== undefined) health = await startHealthListener(config.host, config.healthPort);
-  dispatcher.start();
+  for (const task of tasks) task.start();
   const origin = boundOrigin(app.server);
   const base = `${origin}/v1`;
   const metricsUrl = `${metricsServer ? boundOrigin(metricsServer.server) : origin}/metrics`;

@@ -4,6 +4,7 @@
  * the app from that list, so adding a resource touches neither the app nor the cross-cutting pieces.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { Registry } from 'prom-client';
 import type { TSchema } from 'typebox';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
@@ -28,6 +29,27 @@ export interface ScopeDeclaration {
   implies?: readonly string[];
 }
 
+/** What a module's background work gets from the server that runs it. */
+export interface BackgroundContext {
+  database: Database;
+  config: Config;
+  /** The registry /metrics serves. */
+  registry: Registry;
+  logger: { warn(obj: object, msg: string): void };
+  /** True while API requests keep the event loop busy: background work should then make room. */
+  busy: () => boolean;
+}
+
+/** Work a module runs beside the API in `serve` (not in apps built by tests, which drive it themselves). */
+export interface BackgroundTask {
+  /** Called once the server listens. */
+  start(): void;
+  /** A write was answered (any response to a method other than GET and HEAD): there may be new work. */
+  wake?(): void;
+  /** Called at shutdown, after the API has stopped answering and before the stores close. */
+  stop(): Promise<void>;
+}
+
 export interface ApiModule {
   name: string;
   /** The OpenAPI tag of the module's operations. */
@@ -37,4 +59,8 @@ export interface ApiModule {
   /** The scopes its routes declare; src/modules/scopes.ts collects them from the module list. */
   scopes?: readonly ScopeDeclaration[];
   routes: FastifyPluginAsyncTypebox<ModuleContext>;
+  /** Its background work, if any (e.g. webhooks' dispatcher); src/server.ts starts one per module. */
+  background?(context: BackgroundContext): BackgroundTask;
+  /** Deletes what the module keeps for a limited time (run hourly by the server); `now` in epoch ms. */
+  purge?(database: Database, now: number): Promise<unknown>;
 }

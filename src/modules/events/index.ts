@@ -1,4 +1,5 @@
 import type { ApiModule } from '../module.js';
+import { EVENT_RETENTION_MS, eventRepository } from './repository.js';
 import { eventRoutes } from './routes.js';
 import { Event } from './schemas.js';
 
@@ -14,4 +15,5 @@ export const eventsModule: ApiModule = {
   components: [Event],
   scopes: [{ name: 'events:read', description: "the account's event feed" }],
   routes: eventRoutes,
+  purge: (database, now) => database.repository(eventRepository).purge(now - EVENT_RETENTION_MS),
 };
