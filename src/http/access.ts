@@ -71,6 +71,8 @@ export function addressCounter(limiter: RateLimiter, perMinute: number, clock: C
 
 export interface AccessOptions {
   keys: KeyLookup;
+  /** Every scope the modules declare: a route needing any other stops the app from starting. */
+  scopes: ReadonlySet<Scope>;
   limiter: RateLimiter;
   clock: Clock;
   countByAddress: AddressCounter;
@@ -120,7 +122,7 @@ function describe(route: RouteOptions): string {
  * when one declares no access. Checked at `onReady` rather than in `onRoute` so that a plugin wrapping
  * third-party routes (the docs page) can add their declaration in its own onRoute hook, which runs after ours.
  */
-function requireDeclarations(app: FastifyInstance): void {
+function requireDeclarations(app: FastifyInstance, scopes: ReadonlySet<Scope>): void {
   const routes: RouteOptions[] = [];
   app.addHook('onRoute', (route) => {
     routes.push(route);
@@ -132,13 +134,21 @@ function requireDeclarations(app: FastifyInstance): void {
         `Routes declare no access (config.access), refusing to start: ${undeclared.join('; ')}`,
       );
     }
+    const unknown = routes.flatMap((route) => {
+      const access = route.config?.access;
+      const names = typeof access === 'object' ? access.scopes.filter((scope) => !scopes.has(scope)) : [];
+      return names.length > 0 ? [`${describe(route)} (${names.join(', ')})`] : [];
+    });
+    if (unknown.length > 0) {
+      throw new Error(`Routes need scopes no module declares, refusing to start: ${unknown.join('; ')}`);
+    }
   });
 }
 
 export function registerAccess(app: FastifyInstance, options: AccessOptions): void {
   const { keys, limiter, clock, countByAddress, lockout, metrics } = options;
   app.decorateRequest('principal', null);
-  requireDeclarations(app);
+  requireDeclarations(app, options.scopes);
 
   app.addHook('onRequest', async (request, reply) => {
     // An unmatched request has no declaration of its own: it is answered 404 by anyone, and counted.
