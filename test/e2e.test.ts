@@ -20,7 +20,7 @@ import {
   waitForExit,
   type Environment,
   type Server,
-} from './support/processes.js';
+} from '../support/processes.js';
 
 type ErrorBody = { code: string; message: string; status: number };
 

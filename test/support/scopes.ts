@@ -1,4 +1,4 @@
-/** Keys narrowed for scope tests (DESIGN 4.1). */
+/** Keys narrowed for scope tests (docs/api.md, "Scopes"). */
 import { effectiveScopes, isScope, SCOPES, type Scope } from '../../src/modules/accounts/scopes.js';
 
 /**
