@@ -34,7 +34,7 @@ import { hashApiKey, isWellFormedApiKey } from './modules/accounts/keys.js';
 import { accountRepository } from './modules/accounts/repository.js';
 import { MODULES } from './modules/index.js';
 import type { ApiModule } from './modules/module.js';
-import { scopeCatalogue, SCOPES } from './modules/scopes.js';
+import { scopeCatalogue, allScopes } from './modules/scopes.js';
 import { responseHeaders } from './http/headers.js';
 import { RateLimiter } from './ratelimit/limiter.js';
 import { AuthFailureLockout } from './ratelimit/lockout.js';
@@ -184,7 +184,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     isWellFormed: isWellFormedApiKey,
     find: (key: string) => accounts.findKeyByHash(hashApiKey(key)),
   };
-  registerAccess(app, { keys, scopes: new Set(SCOPES), limiter, clock, countByAddress, lockout, metrics });
+  registerAccess(app, {
+    keys,
+    scopes: new Set(allScopes()),
+    limiter,
+    clock,
+    countByAddress,
+    lockout,
+    metrics,
+  });
 
   // Component schemas are registered once: routes reference them with $ref (see http/schemas.ts `ref`),
   // and the OpenAPI document lists them under components.schemas.

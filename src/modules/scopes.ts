@@ -9,36 +9,59 @@ import type { ScopeDeclaration } from './module.js';
 /** A scope's name; any module may declare new ones, so names are checked at run time (isScope). */
 export type Scope = string;
 
-const DECLARED: readonly ScopeDeclaration[] = MODULES.flatMap((module) => module.scopes ?? []);
+interface Vocabulary {
+  declared: readonly ScopeDeclaration[];
+  names: readonly Scope[];
+  implies: ReadonlyMap<Scope, readonly Scope[]>;
+  all: ReadonlySet<Scope>;
+}
 
-export const SCOPES: readonly Scope[] = DECLARED.map((scope) => scope.name);
+let vocabulary: Vocabulary | undefined;
 
-const IMPLIES: ReadonlyMap<Scope, readonly Scope[]> = new Map(
-  DECLARED.map((scope) => [scope.name, scope.implies ?? []]),
-);
+/**
+ * Built on first use, not when this file is evaluated: modules import the scope helpers (webhooks checks what
+ * keys may read), so this file can be evaluated while the module list it reads is still being loaded.
+ */
+function vocabularyNow(): Vocabulary {
+  if (vocabulary) return vocabulary;
+  const declared = MODULES.flatMap((module) => module.scopes ?? []);
+  const names = declared.map((scope) => scope.name);
+  vocabulary = {
+    declared,
+    names,
+    implies: new Map(declared.map((scope) => [scope.name, scope.implies ?? []])),
+    all: new Set(names),
+  };
+  return vocabulary;
+}
 
-const ALL: ReadonlySet<Scope> = new Set(SCOPES);
+/** Every declared scope, in module order. */
+export function allScopes(): readonly Scope[] {
+  return vocabularyNow().names;
+}
 
 export function isScope(value: string): value is Scope {
-  return ALL.has(value);
+  return vocabularyNow().all.has(value);
 }
 
 /** The scopes a key stored as `granted` (`null`: all) may use. */
 export function effectiveScopes(granted: readonly Scope[] | null): ReadonlySet<Scope> {
-  if (granted === null) return ALL;
+  const { all, implies } = vocabularyNow();
+  if (granted === null) return all;
   const scopes = new Set<Scope>();
   for (const scope of granted) {
     scopes.add(scope);
-    for (const implied of IMPLIES.get(scope) ?? []) scopes.add(implied);
+    for (const implied of implies.get(scope) ?? []) scopes.add(implied);
   }
   return scopes;
 }
 
 /** Each scope with what it allows and the other scopes that grant it, for the OpenAPI document. */
 export function scopeCatalogue(): { name: Scope; description: string; grantedBy: Scope[] }[] {
-  return DECLARED.map(({ name, description }) => ({
+  const { declared, names } = vocabularyNow();
+  return declared.map(({ name, description }) => ({
     name,
     description,
-    grantedBy: SCOPES.filter((other) => other !== name && effectiveScopes([other]).has(name)),
+    grantedBy: names.filter((other) => other !== name && effectiveScopes([other]).has(name)),
   }));
 }

@@ -4,7 +4,7 @@
  */
 import { isScope, type Scope } from '../scopes.js';
 
-export { effectiveScopes, isScope, SCOPES, type Scope } from '../scopes.js';
+export { effectiveScopes, isScope, allScopes, type Scope } from '../scopes.js';
 
 /** Storage form: space-separated as in OAuth, `null` for every scope. */
 export function formatScopes(granted: readonly Scope[] | null): string | null {
