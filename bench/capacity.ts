@@ -21,10 +21,10 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { CONSUME_LUA } from '../src/ratelimit/redis.js';
-import { PG_URL, REDIS_URL, uniqueName } from '../test/helpers.js';
-import { cli } from '../test/support/processes.js';
-import { dropSchema, postgresUrl, withPostgresClient } from '../test/support/postgres.js';
-import { deleteKeys } from '../test/support/redis.js';
+import { PG_URL, REDIS_URL, uniqueName } from '../support/services.js';
+import { cli } from '../support/processes.js';
+import { dropSchema, postgresUrl, withPostgresClient } from '../support/postgres.js';
+import { deleteKeys } from '../support/redis.js';
 
 const DIR = join(dirname(fileURLToPath(import.meta.url)), 'capacity');
 const SECONDS = Number(process.argv[2] ?? 10);

@@ -9,7 +9,7 @@
  */
 import autocannon from 'autocannon';
 import { readFileSync } from 'node:fs';
-import { killAll, serve } from '../test/support/processes.js';
+import { killAll, serve } from '../support/processes.js';
 import { startOrdersService, placeOrderLoad, type OrdersService } from './lib/orders.js';
 import type { Load } from './lib/load.js';
 import type { Context } from './lib/scenario.js';

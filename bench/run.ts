@@ -19,7 +19,7 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { CLI, killAll, serve, terminate, type Server } from '../test/support/processes.js';
+import { CLI, killAll, serve, terminate, type Server } from '../support/processes.js';
 import { Interleaved, load, settingsFor } from './lib/load.js';
 import { table, type Row } from './lib/report.js';
 import {

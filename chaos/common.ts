@@ -2,7 +2,7 @@
  * What the chaos experiments share: the result rows, cleanup that runs even when an experiment fails,
  * server environments on each backend, peak-RSS sampling and a keep-alive HTTP client that tells a request
  * the server never received (refused) from one it received and left unanswered (reset, hang up).
- * Servers are the built CLI started through test/support/processes.ts; backends come from test/support.
+ * Servers are the built CLI started through support/processes.ts; backends come from support/ too.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { ChildProcess } from 'node:child_process';
-import { PG_URL, REDIS_URL, uniqueName } from '../test/helpers.js';
-import { cli } from '../test/support/processes.js';
+import { PG_URL, REDIS_URL, uniqueName } from '../support/services.js';
+import { cli } from '../support/processes.js';
 
 export { PG_URL, REDIS_URL };
 
@@ -69,7 +69,7 @@ export class Cleanup {
 
   /** A fresh PostgreSQL schema name, dropped at the end. */
   async schema(label: string): Promise<string> {
-    const { dropSchema } = await import('../test/support/postgres.js');
+    const { dropSchema } = await import('../support/postgres.js');
     const name = uniqueName(`chaos_${label}`);
     this.add(`drop schema ${name}`, () => dropSchema(name));
     return name;
@@ -77,7 +77,7 @@ export class Cleanup {
 
   /** A fresh Redis key prefix, its keys deleted at the end. */
   async redisPrefix(label: string): Promise<string> {
-    const { deleteKeys } = await import('../test/support/redis.js');
+    const { deleteKeys } = await import('../support/redis.js');
     const prefix = `${uniqueName(`chaos_${label}`)}:`;
     this.add(`delete Redis keys ${prefix}*`, () => deleteKeys(REDIS_URL, prefix));
     return prefix;
@@ -99,7 +99,7 @@ export async function postgresEnv(
   label: string,
   port?: number,
 ): Promise<Record<string, string>> {
-  const { postgresUrl } = await import('../test/support/postgres.js');
+  const { postgresUrl } = await import('../support/postgres.js');
   const url = new URL(postgresUrl(await cleanup.schema(label)));
   if (port !== undefined) url.port = String(port);
   return { DATABASE_URL: url.toString() };

@@ -5,7 +5,7 @@
  */
 import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { serve, terminate, waitForExit, type Server } from '../test/support/processes.js';
+import { serve, terminate, waitForExit, type Server } from '../support/processes.js';
 import {
   createKey,
   NoAnswer,

@@ -6,7 +6,7 @@
  * {code, message, status} with status equal to the HTTP status); answers without X-Request-Id; and 2xx
  * answers to a pets route reached without a valid key.
  */
-import { serve, terminate } from '../test/support/processes.js';
+import { serve, terminate } from '../support/processes.js';
 import {
   createKey,
   isErrorShape,
@@ -73,7 +73,7 @@ function show(bytes: Buffer): string {
 export async function malformed(settings: Settings, cleanup: Cleanup): Promise<ExperimentResult> {
   const rss = new PeakRss();
   // Limits would turn most cases into 429s before they reach the code under test.
-  // AUTH_FAILURES_PER_MINUTE: the failed-authentication lockout of DESIGN 4.6 (ignored where not built).
+  // AUTH_FAILURES_PER_MINUTE: the failed-authentication lockout (docs/api.md; ignored where not built).
   const env = {
     ...sqliteEnv(cleanup),
     UNAUTHENTICATED_PER_MINUTE: '1000000000',

@@ -1,5 +1,5 @@
 /**
- * Outages, through a TCP proxy (test/support/proxy.ts) in front of each store:
+ * Outages, through a TCP proxy (support/tcp-proxy.ts) in front of each store:
  * - PostgreSQL silent (open connections frozen, new ones accepted into nowhere) and down (connections dropped,
  *   port refused): how long requests and /readyz take to answer 503 (target: DB_TIMEOUT_MS + 100 ms), and how
  *   long service takes to resume once PostgreSQL is back.
@@ -8,8 +8,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
-import { serve, terminate, type Server } from '../test/support/processes.js';
-import { TcpProxy } from '../test/support/tcp-proxy.js';
+import { serve, terminate, type Server } from '../support/processes.js';
+import { TcpProxy } from '../support/tcp-proxy.js';
 import {
   createKey,
   ms,

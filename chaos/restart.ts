@@ -9,7 +9,7 @@
  */
 import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { serve, terminate, type Server } from '../test/support/processes.js';
+import { serve, terminate, type Server } from '../support/processes.js';
 import {
   createKey,
   NoAnswer,

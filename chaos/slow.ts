@@ -5,7 +5,7 @@
  * timeouts plus a second, Error-shaped. The harness gives up after the target plus 5 s (a "hang").
  */
 import type net from 'node:net';
-import { serve, terminate } from '../test/support/processes.js';
+import { serve, terminate } from '../support/processes.js';
 import {
   createKey,
   isErrorShape,
@@ -21,7 +21,7 @@ import {
 import { exchange, type Exchange } from './raw.js';
 
 /**
- * The bounds the fixed server is meant to keep (DESIGN 4.6: slow senders cannot hold connections open).
+ * The bounds the fixed server is meant to keep (docs/operations.md, "Slow and malformed clients": slow senders cannot hold connections open).
  * Align these with the server's header and body timeouts if those change.
  */
 const HEADERS_BOUND_MS = 10_000;

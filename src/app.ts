@@ -30,36 +30,26 @@ import { registerOpenApi } from './http/openapi.js';
 import { registerPublicUrl } from './http/public-url.js';
 import { registerOverload } from './http/overload.js';
 import { ErrorSchema } from './http/responses.js';
+import { hashApiKey, isWellFormedApiKey } from './modules/accounts/keys.js';
+import { accountRepository } from './modules/accounts/repository.js';
 import { MODULES } from './modules/index.js';
 import type { ApiModule } from './modules/module.js';
+import { scopeCatalogue, allScopes } from './modules/scopes.js';
 import { responseHeaders } from './http/headers.js';
 import { RateLimiter } from './ratelimit/limiter.js';
 import { AuthFailureLockout } from './ratelimit/lockout.js';
 import type { CounterStore } from './ratelimit/store.js';
 
-export type AppConfig = Pick<
-  Config,
+type RequiredSetting =
   | 'unauthenticatedPerMinute'
   | 'banThresholdFactor'
   | 'banSeconds'
   | 'trustProxy'
   | 'authFailuresPerMinute'
-  | 'corsOrigins'
-> &
-  Partial<
-    Pick<
-      Config,
-      | 'headersTimeoutMs'
-      | 'requestTimeoutMs'
-      | 'maxOpenOrders'
-      | 'maxWebhookEndpoints'
-      | 'webhookAllowHosts'
-      | 'overloadMaxInFlight'
-      | 'overloadQueueMs'
-      | 'maxConnections'
-      | 'publicUrl'
-    >
-  >;
+  | 'corsOrigins';
+
+/** What buildApp needs of the configuration; the rest (server and modules' settings) falls back to defaults. */
+export type AppConfig = Pick<Config, RequiredSetting> & Partial<Omit<Config, RequiredSetting>>;
 
 export interface AppOptions {
   config: AppConfig;
@@ -189,7 +179,20 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   headers.register(app);
   registerPublicUrl(app, config.publicUrl);
   registerHostCheck(app, countByAddress);
-  registerAccess(app, { database, limiter, clock, countByAddress, lockout, metrics });
+  const accounts = database.repository(accountRepository);
+  const keys = {
+    isWellFormed: isWellFormedApiKey,
+    find: (key: string) => accounts.findKeyByHash(hashApiKey(key)),
+  };
+  registerAccess(app, {
+    keys,
+    scopes: new Set(allScopes()),
+    limiter,
+    clock,
+    countByAddress,
+    lockout,
+    metrics,
+  });
 
   // Component schemas are registered once: routes reference them with $ref (see http/schemas.ts `ref`),
   // and the OpenAPI document lists them under components.schemas.
@@ -201,6 +204,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   await registerOpenApi(app, {
     tags: modules.flatMap((m) => (m.tag ? [m.tag] : [])),
+    scopes: scopeCatalogue(),
     publicUrl: config.publicUrl,
   });
   for (const module of modules) {

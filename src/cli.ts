@@ -41,7 +41,7 @@ export const USAGE = `Usage: pet-adoption <command> [options]
   pet-adoption --version                  the version
 
 Only serve and migrate create a database; the other commands work on an existing one.
-Configuration comes from the environment: DATABASE_URL, REDIS_URL, PORT, HOST, LOG_LEVEL, … (see README).`;
+Configuration comes from the environment: DATABASE_URL, REDIS_URL, PORT, HOST, LOG_LEVEL, … (see docs/operations.md).`;
 
 const COMMANDS: Record<string, Command> = {
   serve: serveCommand,

@@ -76,7 +76,7 @@ export interface Config {
    * `Link` and the OpenAPI `servers` become absolute. Unset: they stay root-relative.
    */
   publicUrl: string | undefined;
-  /** The most requests in flight; beyond the in-flight budget new ones get `503 overloaded` (DESIGN 4.7). */
+  /** The most requests in flight; beyond the in-flight budget new ones get `503 overloaded` (docs/operations.md). */
   overloadMaxInFlight: number;
   /** The mean wait of admitted requests that the in-flight budget (at most the maximum) is adjusted to. */
   overloadQueueMs: number;
@@ -96,9 +96,8 @@ export const DEFAULT_MAX_WEBHOOK_ENDPOINTS = 16;
 /**
  * OVERLOAD_MAX_IN_FLIGHT, OVERLOAD_QUEUE_MS and MAX_CONNECTIONS's defaults, for apps built without a full Config.
  * The in-flight maximum is a cap on memory (at most 16 KiB of body each), not the admission rule: that is the
- * budget, which follows the wait (http/overload.ts). At 4,096, a 5,000-connection flood had the 904 beyond it
- * refused every pause although admitted requests waited under OVERLOAD_QUEUE_MS (bench/README.md, "Sixth
- * sitting").
+ * budget, which follows the wait (http/overload.ts). Set too low, a flood larger than it has the connections
+ * beyond it refused every pause although admitted requests wait under OVERLOAD_QUEUE_MS (bench/JOURNAL.md).
  */
 export const DEFAULT_OVERLOAD_MAX_IN_FLIGHT = 8192;
 export const DEFAULT_OVERLOAD_QUEUE_MS = 400;

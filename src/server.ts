@@ -1,5 +1,5 @@
 /**
- * Listens and shuts down; nothing else. SIGTERM/SIGINT drain (DESIGN 4.6): /readyz answers 503 for
+ * Listens and shuts down; nothing else. SIGTERM/SIGINT drain (docs/operations.md, "Shutdown and drain"): /readyz answers 503 for
  * DRAIN_SECONDS while everything is served, then the listener closes, every open connection is answered
  * until it closes, and only then the pools close, so a rolling restart loses no request.
  */
@@ -14,13 +14,13 @@ import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { openDatabase } from './db/index.js';
 import { IDEMPOTENCY_RETENTION_MS } from './http/idempotency/index.js';
-import { idempotencyRepository } from './http/idempotency/repository.js';
+import { idempotencyRepository } from './db/idempotency/repository.js';
 import { startHealthListener, type HealthListener } from './http/health-listener.js';
 import { createRegistry } from './http/observability.js';
 import { watchApiLoad } from './http/api-load.js';
-import { WebhookDispatcher } from './modules/webhooks/dispatcher.js';
 import { createCounterStore } from './ratelimit/index.js';
-import { EVENT_RETENTION_MS, eventRepository } from './modules/events/index.js';
+import { eventRepository } from './modules/events/repository.js';
+import { MODULES } from './modules/index.js';
 import { outsideRequest } from './telemetry/context.js';
 import type { Tracing } from './telemetry/start.js';
 import { SERVICE_VERSION } from './version.js';
@@ -119,16 +119,11 @@ export async function serve(config: Config, options: ServeOptions = {}): Promise
   });
   let metricsServer: FastifyInstance | undefined;
   const apiLoad = watchApiLoad(app.requestsAdmitted);
-  const dispatcher = new WebhookDispatcher({
-    database,
-    allowHosts: config.webhookAllowHosts,
-    pollMs: config.webhookPollMs,
-    leaseMs: config.webhookLeaseMs,
-    // The API keeps the loop busy: deliveries make room (the API comes first).
-    busy: apiLoad.busy,
-    registry,
-    logger,
-  });
+  // The modules' background work (webhooks' dispatcher).
+  const tasks = MODULES.flatMap((module) =>
+    module.background ? [module.background({ database, config, registry, logger, busy: apiLoad.busy })] : [],
+  );
+  const wakers = tasks.flatMap((task) => (task.wake ? [task] : []));
   // PostgreSQL numbers committed events for the feed after the fact (events/repository.postgres.ts): a
   // write's events are numbered right after it, and a timer numbers what other instances committed and
   // left (a process that died between its commit and its kick). Readers and the dispatcher's fan-out
@@ -140,7 +135,7 @@ export async function serve(config: Config, options: ServeOptions = {}): Promise
   publisher.unref();
   const afterWrite = (): void => {
     events.kick(publishFailed);
-    dispatcher.wake();
+    for (const task of wakers) task.wake!();
   };
   // A write may have committed events: look at once rather than at the next poll. Callback style, no
   // promise per response; wake() and kick() are no-ops while a pass runs (they just ask for another).
@@ -155,12 +150,11 @@ export async function serve(config: Config, options: ServeOptions = {}): Promise
     idempotency.purge(Date.now() - IDEMPOTENCY_RETENTION_MS).catch((err: unknown) => {
       logger.warn({ err }, 'idempotency purge failed');
     });
-    database
-      .repository(eventRepository)
-      .purge(Date.now() - EVENT_RETENTION_MS)
-      .catch((err: unknown) => {
-        logger.warn({ err }, 'events purge failed');
+    for (const module of MODULES) {
+      module.purge?.(database, Date.now()).catch((err: unknown) => {
+        logger.warn({ err }, `${module.name} purge failed`);
       });
+    }
   }, 3600_000);
   purge.unref();
 
@@ -199,7 +193,7 @@ export async function serve(config: Config, options: ServeOptions = {}): Promise
     // Alive until the end: a liveness probe failing during the drain would get the process killed early.
     await health?.close();
     apiLoad.stop();
-    await dispatcher.stop();
+    await Promise.all(tasks.map((task) => task.stop()));
     await counterStore.close();
     await database.close();
     await options.tracing?.shutdown();
@@ -211,7 +205,7 @@ export async function serve(config: Config, options: ServeOptions = {}): Promise
     metricsServer = await listenMetrics(registry, config.host, config.metricsPort);
   }
   if (config.healthPort !== undefined) health = await startHealthListener(config.host, config.healthPort);
-  dispatcher.start();
+  for (const task of tasks) task.start();
   const origin = boundOrigin(app.server);
   const base = `${origin}/v1`;
   const metricsUrl = `${metricsServer ? boundOrigin(metricsServer.server) : origin}/metrics`;

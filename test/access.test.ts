@@ -171,6 +171,21 @@ describe('every route declares its access', () => {
     }
   });
 
+  test('a route needing a scope no module declares stops the app from starting', async () => {
+    const database = await sqliteMemory.createDatabase();
+    await database.migrate();
+    const counterStore = await sqliteMemory.createCounterStore();
+    const app = await buildApp({ config: defaultTestConfig, database, counterStore });
+    app.get('/v1/misspelt', { config: { access: { scopes: ['pets:raed'] } } }, async () => ({}));
+    await assert.rejects(
+      async () => app.ready().then(() => undefined),
+      /scopes no module declares.*GET[^;]* \/v1\/misspelt \(pets:raed\)/,
+    );
+    await app.close().catch(() => {});
+    await counterStore.close();
+    await database.close();
+  });
+
   test('a declared route starts and is protected by its declaration', async () => {
     const database = await sqliteMemory.createDatabase();
     await database.migrate();

@@ -23,7 +23,7 @@ import {
   ROOT,
   waitForExit,
   type Environment,
-} from './support/processes.js';
+} from '../support/processes.js';
 
 const COMMANDS = [
   ['serve'],

@@ -15,7 +15,7 @@ import {
   serve,
   type Environment,
   type Server,
-} from './support/processes.js';
+} from '../support/processes.js';
 
 let environment: Environment;
 let server: Server;

@@ -15,7 +15,7 @@ import {
   type PetAdoptionClientOptions,
 } from '@pet-adoption/client';
 import { backends, createTestContext, TestClock, type TestContext } from './helpers.js';
-import { TcpProxy } from './support/tcp-proxy.js';
+import { TcpProxy } from '../support/tcp-proxy.js';
 
 interface Harness {
   client: PetAdoptionClient;

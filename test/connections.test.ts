@@ -22,7 +22,7 @@ import {
   waitForExit,
   type Environment,
   type Server,
-} from './support/processes.js';
+} from '../support/processes.js';
 
 /** How often a new connection is opened. */
 const OPEN_EVERY_MS = 5;

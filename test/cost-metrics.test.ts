@@ -18,8 +18,8 @@ import { accountRepository } from '../src/modules/accounts/repository.js';
 import { MemoryCounterStore } from '../src/ratelimit/memory.js';
 import type { CounterStore } from '../src/ratelimit/store.js';
 import { bearer, defaultTestConfig, externalServicesAvailable, uniqueName } from './helpers.js';
-import { createTestPostgresDatabase, dropSchema } from './support/postgres.js';
-import { createTestRedisStore } from './support/redis.js';
+import { createTestPostgresDatabase, dropSchema } from '../support/postgres.js';
+import { createTestRedisStore } from '../support/redis.js';
 
 interface Instances {
   databases: [Database, Database];

@@ -24,7 +24,7 @@ import {
   serve,
   type Environment,
   type Server,
-} from './support/processes.js';
+} from '../support/processes.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = join(ROOT, 'test-artifacts');

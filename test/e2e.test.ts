@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { SCOPES } from '../src/modules/accounts/scopes.js';
+import { allScopes } from '../src/modules/accounts/scopes.js';
 import type { Pet } from '../src/modules/pets/schemas.js';
 import { backends } from './helpers.js';
 import {
@@ -20,7 +20,7 @@ import {
   waitForExit,
   type Environment,
   type Server,
-} from './support/processes.js';
+} from '../support/processes.js';
 
 type ErrorBody = { code: string; message: string; status: number };
 
@@ -108,7 +108,7 @@ for (const backend of await backends()) {
       assert.match(jsonKey.id, /\S/);
       assert.equal(jsonKey.account, 'e2e-json');
       assert.equal(jsonKey.plan, 'pro');
-      assert.deepEqual(jsonKey.scopes, [...SCOPES], 'without --scopes: every scope, listed');
+      assert.deepEqual(jsonKey.scopes, [...allScopes()], 'without --scopes: every scope, listed');
     });
 
     test('keys create --scopes narrows the key (implications listed); the API answers 403 for the rest', async () => {
@@ -149,7 +149,7 @@ for (const backend of await backends()) {
         const result = await cli(['keys', 'create', '--account', 'e2e-refused', '--scopes', scopes], env);
         assert.equal(result.code, 2, `${scopes}: ${result.stderr}`);
         assert.match(result.stderr, message);
-        assert.ok(result.stderr.includes(SCOPES.join(', ')), `names the valid scopes: ${result.stderr}`);
+        assert.ok(result.stderr.includes(allScopes().join(', ')), `names the valid scopes: ${result.stderr}`);
         assert.equal(result.stdout, '');
       }
       const listed = await cli(['keys', 'list', '--account', 'e2e-refused', '--json'], env);
@@ -213,7 +213,7 @@ for (const backend of await backends()) {
       const rows = JSON.parse(json.stdout.trim()) as { id: string; account: string; scopes: string[] }[];
       assert.deepEqual(
         rows.map((r) => [r.id, r.account, r.scopes]),
-        [[jsonKey.id, 'e2e-json', [...SCOPES]]],
+        [[jsonKey.id, 'e2e-json', [...allScopes()]]],
       );
       assert.ok(!json.stdout.includes(jsonKey.key));
 

@@ -27,8 +27,8 @@ import {
   TestClock,
   uniqueName,
 } from './helpers.js';
-import { deleteKeys } from './support/redis.js';
-import { TcpProxy } from './support/tcp-proxy.js';
+import { deleteKeys } from '../support/redis.js';
+import { TcpProxy } from '../support/tcp-proxy.js';
 
 type LogLine = Record<string, unknown> & { level: string; msg: string };
 type RequestLine = LogLine & {

@@ -15,7 +15,7 @@ import type { FastifyInstance } from 'fastify';
 import { MemoryCounterStore } from '../src/ratelimit/memory.js';
 import { backends, bearer, defaultTestConfig } from './helpers.js';
 import { act, newOrder, petStatus } from './support/orders.js';
-import { cli, environmentFor, type Environment } from './support/processes.js';
+import { cli, environmentFor, type Environment } from '../support/processes.js';
 
 for (const backend of await backends()) {
   describe(`orders CLI [${backend.name}]`, () => {

@@ -22,7 +22,7 @@ import { orderRepository, type OrderRepository } from '../src/modules/orders/rep
 import { petRepository, type PetRepository } from '../src/modules/pets/repository.js';
 import { MemoryCounterStore } from '../src/ratelimit/memory.js';
 import { bearer, defaultTestConfig, externalServicesAvailable, uniqueName } from './helpers.js';
-import { createTestPostgresDatabase, dropSchema, withPostgresClient } from './support/postgres.js';
+import { createTestPostgresDatabase, dropSchema, withPostgresClient } from '../support/postgres.js';
 
 interface Pair {
   name: string;

@@ -42,7 +42,7 @@ import {
   listKeys,
   redisServerInstalled,
   startRedisServer,
-} from './support/redis.js';
+} from '../support/redis.js';
 
 const redisAvailable = await externalServicesAvailable();
 
@@ -111,7 +111,7 @@ const storageKinds: { name: string; create(): Promise<Database> }[] = [
   { name: 'sqlite', create: () => sqliteMemory.createDatabase() },
 ];
 if (redisAvailable) {
-  const { createTestPostgresDatabase } = await import('./support/postgres.js');
+  const { createTestPostgresDatabase } = await import('../support/postgres.js');
   storageKinds.push({ name: 'postgres', create: () => createTestPostgresDatabase() });
 }
 

@@ -24,7 +24,7 @@ import {
   type Backend,
   type TestContext,
 } from './helpers.js';
-import { createTestRedisStore, listKeys } from './support/redis.js';
+import { createTestRedisStore, listKeys } from '../support/redis.js';
 
 interface StoreKind {
   name: 'memory' | 'redis';

@@ -32,9 +32,9 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import { externalServicesAvailable, PG_URL, REDIS_URL, uniqueName } from './helpers.js';
-import { cli, CLI, killAll, serve, terminate, waitForExit, type Server } from './support/processes.js';
+import { cli, CLI, killAll, serve, terminate, waitForExit, type Server } from '../support/processes.js';
 import { RollingClient, type Pet } from './support/rolling-client.js';
-import { TcpProxy } from './support/tcp-proxy.js';
+import { TcpProxy } from '../support/tcp-proxy.js';
 
 /** A SIGTERMed instance with nothing slow in flight must be gone well before close-with-grace's 10 s. */
 const PROMPT_EXIT_MS = 5_000;
@@ -67,7 +67,7 @@ interface KeyInfo {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// Processes (spawned through ./support/processes.ts)
+// Processes (spawned through support/processes.ts)
 
 async function createKey(
   env: Record<string, string>,
@@ -189,8 +189,8 @@ if (!available) {
     () => {},
   );
 } else {
-  const { dropSchema, postgresUrl } = await import('./support/postgres.js');
-  const { deleteKeys, listKeys } = await import('./support/redis.js');
+  const { dropSchema, postgresUrl } = await import('../support/postgres.js');
+  const { deleteKeys, listKeys } = await import('../support/redis.js');
   const pgTarget = new URL(PG_URL);
   const redisTarget = new URL(REDIS_URL);
 

@@ -23,7 +23,7 @@ import {
   terminate,
   type Environment,
   type Server,
-} from './support/processes.js';
+} from '../support/processes.js';
 
 const STOPS = Number(process.env.SHUTDOWN_STOPS ?? 10);
 const BUSY_CLIENTS = 8;

@@ -29,7 +29,7 @@ import {
   serve,
   terminate,
   type Environment,
-} from './support/processes.js';
+} from '../support/processes.js';
 
 const SCRIPT = join(ROOT, 'scripts', 'build-if-stale.mjs');
 

@@ -27,9 +27,9 @@ import {
   type Backend,
   type TestContext,
 } from './helpers.js';
-import { dropSchema, postgresUrl } from './support/postgres.js';
+import { dropSchema, postgresUrl } from '../support/postgres.js';
 import { settleIo } from './support/contract.js';
-import { TcpProxy } from './support/tcp-proxy.js';
+import { TcpProxy } from '../support/tcp-proxy.js';
 
 const PET = { name: 'Rex', categoryId: 1, status: 'available' as const };
 

@@ -25,7 +25,7 @@ import {
   terminate,
   type Environment,
   type Server,
-} from './support/processes.js';
+} from '../support/processes.js';
 import { Receiver } from './support/webhooks.js';
 
 interface OtlpSpan {

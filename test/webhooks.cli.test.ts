@@ -16,7 +16,7 @@ import { accountRepository } from '../src/modules/accounts/repository.js';
 import { WebhookDispatcher } from '../src/modules/webhooks/dispatcher.js';
 import { MemoryCounterStore } from '../src/ratelimit/memory.js';
 import { backends, bearer, defaultTestConfig } from './helpers.js';
-import { cli, environmentFor, type Environment } from './support/processes.js';
+import { cli, environmentFor, type Environment } from '../support/processes.js';
 import { Receiver } from './support/webhooks.js';
 
 const ALLOW = ['127.0.0.1'];

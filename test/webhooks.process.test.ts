@@ -19,7 +19,7 @@ import {
   waitForExit,
   type Environment,
   type Server,
-} from './support/processes.js';
+} from '../support/processes.js';
 import { Receiver, type ReceivedRequest } from './support/webhooks.js';
 
 const PETS = 20;

@@ -7,8 +7,8 @@ import type { Load } from './load.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { REDIS_URL, uniqueName } from '../../test/helpers.js';
-import { terminate, type Server } from '../../test/support/processes.js';
+import { REDIS_URL, uniqueName } from '../../support/services.js';
+import { terminate, type Server } from '../../support/processes.js';
 import { loadConfig } from '../../src/config.js';
 import { openDatabase } from '../../src/db/index.js';
 import { mintKey } from '../../src/modules/accounts/mint.js';
@@ -70,8 +70,8 @@ export async function startOrdersService(
     cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
     env = { DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}` };
   } else {
-    const { dropSchema, postgresUrl } = await import('../../test/support/postgres.js');
-    const { deleteKeys } = await import('../../test/support/redis.js');
+    const { dropSchema, postgresUrl } = await import('../../support/postgres.js');
+    const { deleteKeys } = await import('../../support/redis.js');
     const schema = uniqueName('bench_orders');
     cleanups.push(() => dropSchema(schema));
     cleanups.push(async () => {

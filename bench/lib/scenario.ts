@@ -2,7 +2,7 @@
  * What a benchmark scenario is. One file in bench/scenarios/ per scenario, its default export made with
  * `defineScenario`; bench/run.ts finds the files itself, so adding a scenario is adding a file.
  */
-import type { Server } from '../../test/support/processes.js';
+import type { Server } from '../../support/processes.js';
 import type { Load, Measured, RunResult, Settings } from './load.js';
 import type { SqliteService } from './service.js';
 

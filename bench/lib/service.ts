@@ -1,12 +1,12 @@
 /**
  * The service as users run it (`npm start`'s command, info logging), set up through its own CLI, and the
  * baseline that replays one of its real responses. Processes are started and stopped with the same helpers
- * as the end-to-end tests (test/support/processes.ts).
+ * as the end-to-end tests (support/processes.ts).
  */
 import { closeSync, existsSync, openSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CLI, cli, serve, terminate, type Server } from '../../test/support/processes.js';
+import { CLI, cli, serve, terminate, type Server } from '../../support/processes.js';
 import { load, type Settings } from './load.js';
 import { MemoryWatch } from './memory.js';
 

@@ -1,5 +1,5 @@
 /** Reference, not the service: a bare Fastify route answering the baseline's bytes, i.e. what the framework costs. */
-import { terminate } from '../../test/support/processes.js';
+import { terminate } from '../../support/processes.js';
 import { defineScenario } from '../lib/scenario.js';
 import { scriptArgv } from '../lib/service.js';
 

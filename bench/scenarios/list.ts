@@ -8,7 +8,7 @@ export default defineScenario({
   usesSqlite: true,
   target: {
     bounds: [
-      // Issue 15's target (DESIGN's first-round target was 0.35).
+      // Its target in the table of docs/performance.md.
       { metric: 'ratio', atLeast: 0.45 },
       { metric: 'p99', atMost: 10 },
     ],

@@ -5,7 +5,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { terminate, type Server } from '../../test/support/processes.js';
+import { terminate, type Server } from '../../support/processes.js';
 import { Interleaved } from '../lib/load.js';
 import { defineScenario, fromMeasured } from '../lib/scenario.js';
 import { recordResponse, scriptArgv, type SqliteService } from '../lib/service.js';

@@ -1,5 +1,5 @@
 /** listOrders?limit=20 on PostgreSQL + Redis (reported), over the same orders as `listOrders`; skipped without them. */
-import { externalServicesAvailable, PG_URL, REDIS_URL } from '../../test/helpers.js';
+import { externalServicesAvailable, PG_URL, REDIS_URL } from '../../support/services.js';
 import { listOrdersLoad, startListOrdersService, type OrdersService } from '../lib/orders.js';
 import { defineScenario, Skip } from '../lib/scenario.js';
 import { LIST_ORDERS_PETS } from './listOrders.js';

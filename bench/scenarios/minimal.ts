@@ -2,7 +2,7 @@
  * Reference, not the service: the issue's yardstick, a minimal Fastify route reading 20 rows from the same
  * SQLite file per request, with no auth, rate limiting, logging, metrics or validation.
  */
-import { terminate } from '../../test/support/processes.js';
+import { terminate } from '../../support/processes.js';
 import { defineScenario } from '../lib/scenario.js';
 import { scriptArgv } from '../lib/service.js';
 

@@ -1,5 +1,5 @@
 /**
- * Overload (DESIGN 4.7) on SQLite: one instance with 1,000 pets, wrk with one request in ten a POST /v1/pets,
+ * Overload (docs/operations.md, "Overload") on SQLite: one instance with 1,000 pets, wrk with one request in ten a POST /v1/pets,
  * 16 connections, then floods of 2,000 and 5,000 keep-alive connections for 20 s each, each followed by a
  * recovery run, while a liveness probe in a process of its own opens a new connection to GET /healthz every
  * 250 ms (1 s timeout). The reference is bare node:http answering the list's bytes (bench/baseline-server.ts),
@@ -9,7 +9,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { terminate, type Server } from '../../test/support/processes.js';
+import { terminate, type Server } from '../../support/processes.js';
 import { MemoryWatch } from '../lib/memory.js';
 import { defineScenario } from '../lib/scenario.js';
 import { createKey, logFile, scriptArgv, seed, trimLog } from '../lib/service.js';

@@ -6,10 +6,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { externalServicesAvailable, PG_URL, REDIS_URL, uniqueName } from '../../test/helpers.js';
-import { terminate, type Server } from '../../test/support/processes.js';
-import { dropSchema, postgresUrl } from '../../test/support/postgres.js';
-import { deleteKeys } from '../../test/support/redis.js';
+import { externalServicesAvailable, PG_URL, REDIS_URL, uniqueName } from '../../support/services.js';
+import { terminate, type Server } from '../../support/processes.js';
+import { dropSchema, postgresUrl } from '../../support/postgres.js';
+import { deleteKeys } from '../../support/redis.js';
 import { MemoryWatch } from '../lib/memory.js';
 import { defineScenario, Skip } from '../lib/scenario.js';
 import { createKey, logFile, seed, trimLog } from '../lib/service.js';

@@ -1,5 +1,5 @@
 /** placeOrder on PostgreSQL + Redis (reported), each request on a fresh available pet; skipped without them. */
-import { externalServicesAvailable, PG_URL, REDIS_URL } from '../../test/helpers.js';
+import { externalServicesAvailable, PG_URL, REDIS_URL } from '../../support/services.js';
 import { placeOrderLoad, startOrdersService, type OrdersService } from '../lib/orders.js';
 import { defineScenario, Skip } from '../lib/scenario.js';
 import { ORDER_PETS } from './placeOrder.js';

@@ -3,7 +3,7 @@
  * query taken out (`listPets` answers from memory): the ceiling for any work on storage.
  */
 import { writeFileSync } from 'node:fs';
-import { terminate, type Server } from '../../test/support/processes.js';
+import { terminate, type Server } from '../../support/processes.js';
 import { defineScenario } from '../lib/scenario.js';
 import { logFile, scriptArgv } from '../lib/service.js';
 

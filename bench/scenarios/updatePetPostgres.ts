@@ -2,7 +2,7 @@
  * updatePet on PostgreSQL + Redis (reported): the same PATCH load as `updatePet`, over 10,000 seeded pets;
  * skipped without PostgreSQL and Redis.
  */
-import { externalServicesAvailable, PG_URL, REDIS_URL } from '../../test/helpers.js';
+import { externalServicesAvailable, PG_URL, REDIS_URL } from '../../support/services.js';
 import { startOrdersService, updatePetLoad, type OrdersService } from '../lib/orders.js';
 import { defineScenario, Skip } from '../lib/scenario.js';
 

@@ -14,10 +14,10 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as pause } from 'node:timers/promises';
-import { externalServicesAvailable, PG_URL, REDIS_URL, uniqueName } from '../../test/helpers.js';
-import { terminate, type Server } from '../../test/support/processes.js';
-import { dropSchema, postgresUrl } from '../../test/support/postgres.js';
-import { deleteKeys } from '../../test/support/redis.js';
+import { externalServicesAvailable, PG_URL, REDIS_URL, uniqueName } from '../../support/services.js';
+import { terminate, type Server } from '../../support/processes.js';
+import { dropSchema, postgresUrl } from '../../support/postgres.js';
+import { deleteKeys } from '../../support/redis.js';
 import { defineScenario, Skip, type Outcome, type Scenario } from '../lib/scenario.js';
 import { createKey, logFile, seed, trimLog } from '../lib/service.js';
 
@@ -73,7 +73,7 @@ export function webhooksScenario(backend: 'sqlite' | 'postgres'): Scenario<State
     order: pg ? 206 : 150,
     ...(pg ? { tags: ['postgres'] } : {}),
     usesSqlite: false,
-    // Judged on the embedded default; reported on PostgreSQL + Redis (issue 12), like its other write rows.
+    // Judged on the embedded default; reported on PostgreSQL + Redis, like its other write rows.
     ...(pg
       ? {}
       : {

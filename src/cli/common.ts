@@ -5,7 +5,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import { openDatabase } from '../db/index.js';
-import { effectiveScopes, isScope, SCOPES, type Scope } from '../modules/accounts/scopes.js';
+import { effectiveScopes, isScope, allScopes, type Scope } from '../modules/accounts/scopes.js';
 
 /** A mistake in the command line: printed with the command's usage, exit code 2. */
 export class UsageError extends Error {}
@@ -55,13 +55,13 @@ export function scopeList(value: string | undefined, flag: string): Scope[] | un
   if (value === undefined) return undefined;
   const names = value.split(/[\s,]+/).filter((name) => name !== '');
   if (names.length === 0) {
-    throw new UsageError(`${flag} needs at least one scope: ${SCOPES.join(', ')}`);
+    throw new UsageError(`${flag} needs at least one scope: ${allScopes().join(', ')}`);
   }
   const unknown = names.filter((name) => !isScope(name));
   if (unknown.length > 0) {
     const quoted = unknown.map((name) => `"${name}"`).join(', ');
     throw new UsageError(
-      `${flag}: unknown scope${unknown.length > 1 ? 's' : ''} ${quoted}; valid scopes: ${SCOPES.join(', ')}`,
+      `${flag}: unknown scope${unknown.length > 1 ? 's' : ''} ${quoted}; valid scopes: ${allScopes().join(', ')}`,
     );
   }
   return [...new Set(names as Scope[])];
@@ -73,7 +73,7 @@ export function scopeList(value: string | undefined, flag: string): Scope[] | un
  */
 export function shownScopes(granted: readonly Scope[] | null): Scope[] {
   const effective = effectiveScopes(granted);
-  return SCOPES.filter((scope) => effective.has(scope));
+  return allScopes().filter((scope) => effective.has(scope));
 }
 
 const FIRST =

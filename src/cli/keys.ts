@@ -2,7 +2,7 @@
 import type { Config } from '../config.js';
 import { mintKey } from '../modules/accounts/mint.js';
 import { accountRepository, PLANS, type Plan } from '../modules/accounts/repository.js';
-import { SCOPES } from '../modules/accounts/scopes.js';
+import { allScopes } from '../modules/accounts/scopes.js';
 import {
   CommandFailed,
   noPositionals,
@@ -29,7 +29,7 @@ alone on the last line of stdout. The key is shown only this once.
   --per-day N         per-day quota (enterprise plan only)
   --expires WHEN      when the key stops working, an ISO-8601 date/time in the future
                       (e.g. 2030-01-31 or 2030-01-31T12:00:00Z)
-  --scopes LIST       what the key may do, comma-separated: ${SCOPES.join(', ')};
+  --scopes LIST       what the key may do, comma-separated: ${allScopes().join(', ')};
                       without it the key has every scope
   --json              print one JSON object (key, id, account, plan, …) instead of text`,
   run: create,

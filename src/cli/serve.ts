@@ -10,7 +10,7 @@ export const serveCommand: Command = {
 
 Runs the HTTP service (what npm start runs) and applies pending migrations first; a new SQLite database
 is created on first start. It takes no options: it is configured by environment variables (PORT, HOST,
-DATABASE_URL, REDIS_URL, METRICS_PORT, LOG_LEVEL, …; see the README's configuration table; tracing by
+DATABASE_URL, REDIS_URL, METRICS_PORT, LOG_LEVEL, …; see docs/operations.md, "Configuration"; tracing by
 the standard OTEL_* variables, e.g. OTEL_EXPORTER_OTLP_ENDPOINT), e.g.
   PORT=8080 HOST=0.0.0.0 pet-adoption serve`,
   async run(config, args) {

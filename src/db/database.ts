@@ -12,15 +12,16 @@ export type Backend = 'sqlite' | 'postgres';
 
 /**
  * How a module builds its repository on each backend. Only types of the connections are imported here,
- * so a SQLite deployment never loads `pg`.
+ * so a SQLite deployment never loads `pg`. `S` and `P` differ where a repository also offers what only one
+ * backend has (e.g. appending inside that backend's transaction), so a caller on that backend gets it typed.
  */
-export interface RepositoryFactory<R> {
-  sqlite(db: SqliteDatabase): R;
-  postgres(db: PostgresDatabase): R;
+export interface RepositoryFactory<S, P = S> {
+  sqlite(db: SqliteDatabase): S;
+  postgres(db: PostgresDatabase): P;
 }
 
 /**
- * Lifecycle contract, held by test/db.test.ts on every backend:
+ * Lifecycle contract, held by test/contracts/database.contract.test.ts on every backend:
  * - `migrate()` applies pending migrations (src/db/migrations/<backend>/NNN_name.sql); safe to call
  *   concurrently from several processes; refuses a database whose schema is newer than the newest migration
  *   this release knows. `fresh` is true when this instance created the schema (the server then prints how
@@ -34,7 +35,7 @@ export interface Database {
   /** Statements and round trips sent so far, for /metrics (see db/costs.ts). */
   readonly costs: DbCosts;
   migrate(): Promise<{ fresh: boolean }>;
-  repository<R>(factory: RepositoryFactory<R>): R;
+  repository<S, P>(factory: RepositoryFactory<S, P>): S | P;
   /**
    * A random id (a UUID) written once, by the migration that creates this database, and never changed.
    * The Redis counter store namespaces every key by it, so two deployments that share a Redis (production
@@ -60,13 +61,14 @@ export class StorageUnavailableError extends Error {
 
 /** One repository per factory and database; shared by both backends' Database classes. */
 export class RepositoryCache<Db> {
-  private readonly instances = new Map<RepositoryFactory<unknown>, unknown>();
+  private readonly instances = new Map<RepositoryFactory<unknown, unknown>, unknown>();
   constructor(
     private readonly db: Db,
-    private readonly build: (factory: RepositoryFactory<unknown>, db: Db) => unknown,
+    private readonly build: (factory: RepositoryFactory<unknown, unknown>, db: Db) => unknown,
   ) {}
 
-  get<R>(factory: RepositoryFactory<R>): R {
+  /** `R`: what the factory builds on this cache's backend. */
+  get<R>(factory: RepositoryFactory<unknown, unknown>): R {
     let instance = this.instances.get(factory);
     if (instance === undefined) {
       instance = this.build(factory, this.db);

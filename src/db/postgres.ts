@@ -327,8 +327,8 @@ export class PostgresDatabase implements Database {
     return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount };
   }
 
-  repository<R>(factory: RepositoryFactory<R>): R {
-    return this.repositories.get(factory);
+  repository<S, P>(factory: RepositoryFactory<S, P>): P {
+    return this.repositories.get<P>(factory);
   }
 
   async installationId(): Promise<string> {

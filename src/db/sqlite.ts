@@ -24,7 +24,7 @@ export function translateSqliteError(error: unknown): unknown {
 }
 
 /** Runs synchronous database work as a promise, translating what the database throws. */
-export function wrap<T>(fn: () => T): Promise<T> {
+export function runAsPromise<T>(fn: () => T): Promise<T> {
   try {
     return Promise.resolve(fn());
   } catch (error) {
@@ -300,12 +300,12 @@ export class SqliteDatabase implements Database {
     return this.turnWrites.add(bindToCaller(write)) as Promise<T>;
   }
 
-  repository<R>(factory: RepositoryFactory<R>): R {
-    return this.repositories.get(factory);
+  repository<S, P>(factory: RepositoryFactory<S, P>): S {
+    return this.repositories.get<S>(factory);
   }
 
   installationId(): Promise<string> {
-    return wrap(
+    return runAsPromise(
       () =>
         (this.installation ??= this.db
           .prepare<[], string>('SELECT installation_id FROM installation WHERE id = 1')
@@ -315,7 +315,7 @@ export class SqliteDatabase implements Database {
   }
 
   ping(): Promise<void> {
-    return wrap(() => {
+    return runAsPromise(() => {
       this.db.prepare('SELECT 1').get();
     });
   }

@@ -18,6 +18,15 @@ export async function settleAsync<T>(fn: () => Promise<T>): Promise<Settled<T>> 
   }
 }
 
+/** How many callers of one batch are settled per turn of the event loop; see TurnBatch.settleFrom. */
+export const SETTLED_PER_TURN = 256;
+
+interface Pending<In, Out> {
+  input: In;
+  resolve: (value: Out) => void;
+  reject: (error: unknown) => void;
+}
+
 /**
  * Collects the calls made during one turn of the event loop and runs them together at its end
  * (`setImmediate`: after the poll phase has read every request that had arrived), each caller getting its own
@@ -26,9 +35,9 @@ export async function settleAsync<T>(fn: () => Promise<T>): Promise<Settled<T>> 
  * Why, for a synchronous driver like better-sqlite3: running each request's database work the moment it
  * asks interleaves SQLite, Fastify and socket writes request by request; deferring to the end of the turn
  * lets the requests of one turn go through each stage back to back, and lets work that is per turn rather
- * than per request (a `PRAGMA data_version` check, a commit) be done once. Measured in the service under 50
- * connections (bench/README.md): server CPU per request roughly halved for the list, getPet and POST.
- * For PostgreSQL it turns one round trip per request into one per turn (key lookups, list pages).
+ * than per request (a `PRAGMA data_version` check, a commit) be done once, which lowers the server's CPU per
+ * request under concurrent load (docs/performance.md). For PostgreSQL it turns one round trip per request
+ * into one per turn (key lookups, list pages).
  *
  * Deferring never makes an answer staler than the request: the batch runs after every request in it has
  * arrived, so a change committed before a request arrived is seen by it. A large batch's callers are
@@ -39,15 +48,6 @@ export async function settleAsync<T>(fn: () => Promise<T>): Promise<Settled<T>> 
  * is a keyed, caching loader with an asynchronous batch function, and one of the uses here is a write; what
  * is needed is twenty lines.
  */
-/** How many callers of one batch are settled per turn of the event loop; see TurnBatch.settleFrom. */
-export const SETTLED_PER_TURN = 256;
-
-interface Pending<In, Out> {
-  input: In;
-  resolve: (value: Out) => void;
-  reject: (error: unknown) => void;
-}
-
 export class TurnBatch<In, Out> {
   private pending: Pending<In, Out>[] = [];
 

@@ -11,20 +11,31 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import type { Clock } from '../clock.js';
-import type { Database } from '../db/database.js';
-import { hashApiKey, isWellFormedApiKey } from '../modules/accounts/keys.js';
-import {
-  accountRepository,
-  type AccountRepository,
-  type KeyPrincipal,
-} from '../modules/accounts/repository.js';
 import { rateLimitHeaders, type RateLimiter } from '../ratelimit/limiter.js';
 import type { AuthFailureLockout } from '../ratelimit/lockout.js';
-import type { Scope } from '../modules/accounts/scopes.js';
 import { ApiError, type ErrorCode } from './errors.js';
 import type { ServiceMetrics } from './observability.js';
 
-export type { Scope } from '../modules/accounts/scopes.js';
+/** A scope's name, as the modules declare them (the accounts module stores which ones a key has). */
+export type Scope = string;
+
+/** What a valid key stands for; the accounts module finds it (`KeyLookup`), this layer only reads it. */
+export interface Principal {
+  keyId: string;
+  expiresAt: number | null;
+  revokedAt: number | null;
+  /** What the key may do: its granted scopes with their implications. */
+  scopes: ReadonlySet<Scope>;
+  account: { id: number; name: string; perMinute: number; perDay: number; banLiftedAt: number | null };
+}
+
+/** How keys are recognised, supplied by whoever stores them (src/app.ts wires the accounts module in). */
+export interface KeyLookup {
+  /** Whether the text can be a key at all, checked without storage (a typo or junk never costs a lookup). */
+  isWellFormed(key: string): boolean;
+  /** The key's principal, or undefined when no key matches. */
+  find(key: string): Promise<Principal | undefined>;
+}
 
 /**
  * What a route declares about its callers:
@@ -41,7 +52,7 @@ export type RouteAccess = { scopes: readonly Scope[] } | 'public' | 'operations'
 declare module 'fastify' {
   interface FastifyRequest {
     /** The authenticated key and its account; set on every route that declares scopes. */
-    principal: KeyPrincipal | null;
+    principal: Principal | null;
   }
   interface FastifyContextConfig {
     access?: RouteAccess;
@@ -61,7 +72,9 @@ export function addressCounter(limiter: RateLimiter, perMinute: number, clock: C
 }
 
 export interface AccessOptions {
-  database: Database;
+  keys: KeyLookup;
+  /** Every scope the modules declare: a route needing any other stops the app from starting. */
+  scopes: ReadonlySet<Scope>;
   limiter: RateLimiter;
   clock: Clock;
   countByAddress: AddressCounter;
@@ -71,13 +84,13 @@ export interface AccessOptions {
 
 const BEARER = /^bearer[ \t]+(\S+)[ \t]*$/i;
 
-type Identification = { principal: KeyPrincipal } | { failure: ErrorCode };
+type Identification = { principal: Principal } | { failure: ErrorCode };
 
-async function identify(header: string, accounts: AccountRepository, now: number): Promise<Identification> {
+async function identify(header: string, keys: KeyLookup, now: number): Promise<Identification> {
   const match = BEARER.exec(header);
   const key = match?.[1];
-  if (!key || !isWellFormedApiKey(key)) return { failure: 'malformed_api_key' };
-  const principal = await accounts.findKeyByHash(hashApiKey(key));
+  if (!key || !keys.isWellFormed(key)) return { failure: 'malformed_api_key' };
+  const principal = await keys.find(key);
   if (!principal) return { failure: 'invalid_api_key' };
   if (principal.revokedAt !== null) return { failure: 'revoked_api_key' };
   if (principal.expiresAt !== null && principal.expiresAt <= now) return { failure: 'expired_api_key' };
@@ -89,14 +102,12 @@ function requireScopes(granted: ReadonlySet<Scope>, needed: readonly Scope[]): v
   const missing = needed.filter((scope) => !granted.has(scope));
   if (missing.length === 0) return;
   const list = missing.join(' ');
-  throw new ApiError(
-    'insufficient_scope',
-    `This API key lacks the scope ${missing.map((s) => `"${s}"`).join(', ')} that this operation needs.`,
-    undefined,
-    {
+  throw new ApiError('insufficient_scope', {
+    message: `This API key lacks the scope ${missing.map((s) => `"${s}"`).join(', ')} that this operation needs.`,
+    headers: {
       'www-authenticate': `Bearer realm="pet-adoption", error="insufficient_scope", scope="${list}"`,
     },
-  );
+  });
 }
 
 /** Whether the caller's key may use `scope` (e.g. `orders:manage` to see every account's orders). */
@@ -113,7 +124,7 @@ function describe(route: RouteOptions): string {
  * when one declares no access. Checked at `onReady` rather than in `onRoute` so that a plugin wrapping
  * third-party routes (the docs page) can add their declaration in its own onRoute hook, which runs after ours.
  */
-function requireDeclarations(app: FastifyInstance): void {
+function requireDeclarations(app: FastifyInstance, scopes: ReadonlySet<Scope>): void {
   const routes: RouteOptions[] = [];
   app.addHook('onRoute', (route) => {
     routes.push(route);
@@ -125,14 +136,21 @@ function requireDeclarations(app: FastifyInstance): void {
         `Routes declare no access (config.access), refusing to start: ${undeclared.join('; ')}`,
       );
     }
+    const unknown = routes.flatMap((route) => {
+      const access = route.config?.access;
+      const names = typeof access === 'object' ? access.scopes.filter((scope) => !scopes.has(scope)) : [];
+      return names.length > 0 ? [`${describe(route)} (${names.join(', ')})`] : [];
+    });
+    if (unknown.length > 0) {
+      throw new Error(`Routes need scopes no module declares, refusing to start: ${unknown.join('; ')}`);
+    }
   });
 }
 
 export function registerAccess(app: FastifyInstance, options: AccessOptions): void {
-  const { limiter, clock, countByAddress, lockout, metrics } = options;
-  const accounts = options.database.repository(accountRepository);
+  const { keys, limiter, clock, countByAddress, lockout, metrics } = options;
   app.decorateRequest('principal', null);
-  requireDeclarations(app);
+  requireDeclarations(app, options.scopes);
 
   app.addHook('onRequest', async (request, reply) => {
     // An unmatched request has no declaration of its own: it is answered 404 by anyone, and counted.
@@ -146,14 +164,16 @@ export function registerAccess(app: FastifyInstance, options: AccessOptions): vo
     const presentsKey = header !== undefined && header.trim() !== '';
     if (presentsKey && lockout.isLockedOut(request.ip, now)) {
       await countByAddress(request, reply);
-      throw new ApiError('too_many_invalid_keys', undefined, undefined, {
-        'retry-after': String(lockout.retryAfterSeconds(now)),
+      throw new ApiError('too_many_invalid_keys', {
+        headers: {
+          'retry-after': String(lockout.retryAfterSeconds(now)),
+        },
       });
     }
 
     let identity: Identification;
     try {
-      identity = presentsKey ? await identify(header, accounts, now) : { failure: 'missing_api_key' };
+      identity = presentsKey ? await identify(header, keys, now) : { failure: 'missing_api_key' };
     } catch (error) {
       // The key could not be checked (database down): count the caller by address so even this 503
       // carries rate-limit headers, then let the error handler answer.
@@ -192,15 +212,19 @@ export function registerAccess(app: FastifyInstance, options: AccessOptions): vo
     }
     if (presentsKey && !(await lockout.recordFailure(request.ip, now))) {
       await countByAddress(request, reply);
-      throw new ApiError('too_many_invalid_keys', undefined, undefined, {
-        'retry-after': String(lockout.retryAfterSeconds(now)),
+      throw new ApiError('too_many_invalid_keys', {
+        headers: {
+          'retry-after': String(lockout.retryAfterSeconds(now)),
+        },
       });
     }
     if (!(await countByAddress(request, reply))) throw new ApiError('rate_limited');
     if (access === 'public') return;
     const error = identity.failure === 'missing_api_key' ? '' : `, error="invalid_token"`;
-    throw new ApiError(identity.failure, undefined, undefined, {
-      'www-authenticate': `Bearer realm="pet-adoption"${error}`,
+    throw new ApiError(identity.failure, {
+      headers: {
+        'www-authenticate': `Bearer realm="pet-adoption"${error}`,
+      },
     });
   });
 }

@@ -55,10 +55,8 @@ export function ifMatch(request: FastifyRequest): ((etag: string) => boolean) | 
 
 /** The 412 for a stale `If-Match`, carrying the current ETag so the client can refetch or retry. */
 export function preconditionFailed(currentEtag: string): ApiError {
-  return new ApiError(
-    'precondition_failed',
-    `If-Match does not match the current version (ETag ${currentEtag}); fetch it again and retry.`,
-    undefined,
-    { etag: currentEtag },
-  );
+  return new ApiError('precondition_failed', {
+    message: `If-Match does not match the current version (ETag ${currentEtag}); fetch it again and retry.`,
+    headers: { etag: currentEtag },
+  });
 }

@@ -91,25 +91,25 @@ const BY_STATUS: Record<number, ErrorCode> = {
 export function toApiError(error: FastifyError | Error): ApiError | undefined {
   if (error instanceof ApiError) return error;
   if (error instanceof StorageUnavailableError) {
-    return new ApiError('service_unavailable', undefined, undefined, { 'retry-after': '5' });
+    return new ApiError('service_unavailable', { headers: { 'retry-after': '5' } });
   }
   const fe = error as FastifyError & { validation?: AjvError[]; validationContext?: string };
   if (fe.validation) {
     const details = validationDetails(fe.validation, fe.validationContext ?? 'body').slice(0, MAX_DETAILS);
-    return new ApiError(
-      'validation_failed',
-      `Invalid request: ${details.map((d) => `${d.field} ${d.message}`).join('; ')}.`,
-      details,
-    );
+    return new ApiError('validation_failed', {
+      message: `Invalid request: ${details.map((d) => `${d.field} ${d.message}`).join('; ')}.`,
+      details: details,
+    });
   }
   const mapped = fe.code ? FRAMEWORK_CODES[fe.code] : undefined;
   if (mapped) return new ApiError(mapped);
   if (error instanceof SyntaxError && /forbidden (prototype|constructor) property/.test(error.message)) {
     // Valid JSON, but a key that could pollute prototypes: an unknown field like any other.
     const field = error.message.includes('constructor') ? 'constructor' : '__proto__';
-    return new ApiError('validation_failed', `Invalid request: ${field} unknown field.`, [
-      { field, message: 'unknown field' },
-    ]);
+    return new ApiError('validation_failed', {
+      message: `Invalid request: ${field} unknown field.`,
+      details: [{ field, message: 'unknown field' }],
+    });
   }
   if (error instanceof SyntaxError || fe.code === 'FST_ERR_CTP_INVALID_JSON')
     return new ApiError('invalid_json');

@@ -118,15 +118,28 @@ export interface ErrorDetail {
 }
 
 /** An error meant for the client: rendered by the one error handler into the Error shape. */
+export interface ApiErrorOptions {
+  /** Replaces the catalogue's message for this code. */
+  message?: string;
+  details?: ErrorDetail[];
+  /** Response headers the answer carries (e.g. `retry-after`, `www-authenticate`). */
+  headers?: Record<string, string>;
+}
+
 export class ApiError extends Error {
   readonly status: number;
+  readonly details?: ErrorDetail[];
+  readonly headers?: Record<string, string>;
+  /** `options`: a message alone, or what else the answer carries. */
   constructor(
     readonly code: ErrorCode,
-    message?: string,
-    readonly details?: ErrorDetail[],
-    readonly headers?: Record<string, string>,
+    options?: string | ApiErrorOptions,
   ) {
+    const { message, details, headers } =
+      typeof options === 'string' ? { message: options } : (options ?? {});
     super(message ?? errorCatalogue[code].message);
+    this.details = details;
+    this.headers = headers;
     this.name = 'ApiError';
     this.status = errorCatalogue[code].status;
   }

@@ -38,9 +38,10 @@ export function mergePatchBody<T extends TSchema>(schema: T): { content: Record<
  */
 export function requireDeclaredBody(request: FastifyRequest): void {
   if (request.body === undefined || request.body === null) {
-    throw new ApiError('validation_failed', 'Invalid request: body is required.', [
-      { field: 'body', message: 'is required' },
-    ]);
+    throw new ApiError('validation_failed', {
+      message: 'Invalid request: body is required.',
+      details: [{ field: 'body', message: 'is required' }],
+    });
   }
   if (!request.mediaType || !declares(request, request.mediaType)) {
     throw new ApiError('unsupported_media_type');

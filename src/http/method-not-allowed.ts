@@ -57,9 +57,7 @@ export function deriveMethodNotAllowed(
     allowFor,
     answer(request) {
       const allow = allowFor(request);
-      return allow === undefined
-        ? undefined
-        : new ApiError('method_not_allowed', undefined, undefined, { allow });
+      return allow === undefined ? undefined : new ApiError('method_not_allowed', { headers: { allow } });
     },
   };
 }

@@ -8,7 +8,6 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
-import { effectiveScopes, SCOPES, type Scope } from '../modules/accounts/scopes.js';
 import { errorCatalogue } from './errors.js';
 import { errorDescription } from './responses.js';
 
@@ -24,16 +23,12 @@ interface Operation {
 
 const SCHEME = 'bearerAuth';
 
-/** What each scope is for, in words; the operations that need it are listed from the document itself. */
-const SCOPE_PURPOSE: Record<Scope, string> = {
-  'pets:read': 'read the animals, their categories and the inventory',
-  'pets:write': 'add, change and remove animals',
-  'orders:read': "read the account's own orders",
-  'orders:write': "place orders and cancel the account's own orders",
-  'orders:manage': "every account's orders: list, read, approve, deliver and cancel them",
-  'events:read': "the account's event feed",
-  'webhooks:write': "manage the account's own webhook endpoints",
-};
+/** A scope as the document describes it: what it allows and the other scopes that grant it. */
+export interface ScopeEntry {
+  name: string;
+  description: string;
+  grantedBy: readonly string[];
+}
 
 /**
  * The operation's security requirement from its route's declaration: the bearer scheme with the scopes it
@@ -52,13 +47,12 @@ function scopesOf(operation: Operation): string[] {
 }
 
 /** The scope vocabulary as a Markdown table: purpose, what grants it besides itself, the operations needing it. */
-function scopeTable(operations: Operation[]): string {
-  const rows = SCOPES.map((scope) => {
-    const grantedBy = SCOPES.filter((other) => other !== scope && effectiveScopes([other]).has(scope));
+function scopeTable(operations: Operation[], scopes: readonly ScopeEntry[]): string {
+  const rows = scopes.map(({ name: scope, description, grantedBy }) => {
     const needing = operations
       .filter((operation) => scopesOf(operation).includes(scope))
       .map((operation) => `\`${operation.operationId}\``);
-    return `| \`${scope}\` | ${SCOPE_PURPOSE[scope]} | ${grantedBy.map((s) => `\`${s}\``).join(', ') || '—'} | ${needing.join(', ') || '—'} |`;
+    return `| \`${scope}\` | ${description} | ${grantedBy.map((s) => `\`${s}\``).join(', ') || '—'} | ${needing.join(', ') || '—'} |`;
   });
   return ['| scope | allows | also granted by | operations |', '|---|---|---|---|', ...rows].join('\n');
 }
@@ -137,7 +131,7 @@ function ref(name: string): Json {
   return { $ref: `#/components/headers/${name}` };
 }
 
-function decorate(document: Json): Json {
+function decorate(document: Json, scopes: readonly ScopeEntry[]): Json {
   const operations = Object.values((document.paths ?? {}) as Record<string, Record<string, Operation>>)
     .flatMap((pathItem) => Object.values(pathItem))
     .filter((operation) => operation.responses !== undefined);
@@ -152,7 +146,7 @@ function decorate(document: Json): Json {
     'error="insufficient_scope", scope="<needed>"`. `write` implies `read` of the same resource and ' +
     '`orders:manage` implies `orders:read` and `orders:write`; a key made without `--scopes` has every ' +
     'scope, including any added later.\n\n' +
-    scopeTable(operations);
+    scopeTable(operations, scopes);
   components.headers = {
     ...COMMON_HEADERS,
     'Access-Control-Allow-Origin': CORS_HEADER,
@@ -216,6 +210,8 @@ const catalogueTable = Object.entries(errorCatalogue)
 export interface OpenApiOptions {
   /** One per module, in document order. */
   tags: { name: string; description: string }[];
+  /** The scope vocabulary the modules declare, in document order. */
+  scopes: readonly ScopeEntry[];
   /** PUBLIC_URL: the deployment's absolute address; unset, the server is the document's own origin. */
   publicUrl?: string | undefined;
 }
@@ -244,7 +240,7 @@ function servers(publicUrl: string | undefined): Json[] {
  */
 export async function registerOpenApi(
   app: FastifyInstance,
-  { tags, publicUrl }: OpenApiOptions,
+  { tags, scopes, publicUrl }: OpenApiOptions,
 ): Promise<void> {
   await app.register(swagger, {
     openapi: {
@@ -285,7 +281,7 @@ export async function registerOpenApi(
     },
     transformObject: (documentObject) =>
       'openapiObject' in documentObject
-        ? (decorate(documentObject.openapiObject as Json) as typeof documentObject.openapiObject)
+        ? (decorate(documentObject.openapiObject as Json, scopes) as typeof documentObject.openapiObject)
         : documentObject.swaggerObject,
   });
 

@@ -1,5 +1,5 @@
 /**
- * Load shedding (DESIGN 4.7): what the instance cannot answer soon is refused at once with `503 overloaded`
+ * Load shedding (docs/operations.md, "Overload"): what the instance cannot answer soon is refused at once with `503 overloaded`
  * and `Retry-After`, in the first onRequest hook, so a refused request costs neither a key lookup nor any
  * database work, and the requests that are admitted keep a bounded latency.
  *
@@ -33,30 +33,27 @@ export const SHEDDING_WINDOW_MS = 1_000;
 /**
  * How long a refused connection is not read, at least. A refused client on a keep-alive connection sends its
  * next request at once (wrk does; Retry-After is advice); read at once, it is refused again, and thousands of
- * such clients fill every turn of the event loop with refusals (measured: 0.27 of the rate kept at 5,000
+ * such clients fill every turn of the event loop with refusals (measured: most of the rate lost under a flood of
  * connections on SQLite). Closing the connection instead made each client reconnect, which is dearer still.
  * Not reading it leaves the next request in the kernel, at no cost.
  */
 export const REFUSED_CONNECTION_PAUSE_MS = 400;
 /**
  * The pause doubles, up to this, over each window in which refusals outnumbered the admitted requests
- * answered, and halves back otherwise. A refusal costs the loop about what an answer does (~150 µs against
- * ~130 µs in a 5,000-connection flood, bench/README.md): when most of what the loop does is refusing, the
+ * answered, and halves back otherwise. A refusal costs the loop about what an answer does (measured under a
+ * flood of connections): when most of what the loop does is refusing, the
  * admitted requests wait behind the refusals, the budget shrinks and more is refused. Reading refused
  * clients less often is what gives the loop back.
  */
 export const MAX_REFUSED_CONNECTION_PAUSE_MS = 1_600;
 /**
  * Every refusal is one of a few errors (one per whole second of pause), built once: an Error captures a stack
- * trace when it is made (~9 µs of each refusal under a flood). Retry-After tells the client the pause its
+ * trace when it is made (a large share of each refusal's cost under a flood). Retry-After tells the client the pause its
  * connection gets, rounded up.
  */
 const OVERLOADED_BY_SECONDS = new Map(
   Array.from({ length: Math.ceil(MAX_REFUSED_CONNECTION_PAUSE_MS / 1000) }, (_, i) => i + 1).map(
-    (seconds) => [
-      seconds,
-      new ApiError('overloaded', undefined, undefined, { 'retry-after': String(seconds) }),
-    ],
+    (seconds) => [seconds, new ApiError('overloaded', { headers: { 'retry-after': String(seconds) } })],
   ),
 );
 const overloadedFor = (pauseMs: number): ApiError =>

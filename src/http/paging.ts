@@ -41,9 +41,10 @@ export function decodeCursor(cursor: string): number {
   const match = /^id:([1-9][0-9]{0,15})$/.exec(Buffer.from(cursor, 'base64url').toString('latin1'));
   const id = match ? Number(match[1]) : NaN;
   if (!Number.isSafeInteger(id) || encodeCursor(id) !== cursor) {
-    throw new ApiError('validation_failed', 'Invalid request: cursor is not one this service issued.', [
-      { field: 'cursor', message: 'is not a cursor this service issued' },
-    ]);
+    throw new ApiError('validation_failed', {
+      message: 'Invalid request: cursor is not one this service issued.',
+      details: [{ field: 'cursor', message: 'is not a cursor this service issued' }],
+    });
   }
   return id;
 }

@@ -1,5 +1,5 @@
 /**
- * PUBLIC_URL (DESIGN 4.6): every `Location` and `Link` the service writes is root-relative (`/v1/pets/7`,
+ * PUBLIC_URL (docs/operations.md): every `Location` and `Link` the service writes is root-relative (`/v1/pets/7`,
  * `</v1/pets?…>; rel="next"`); with a public URL configured they become absolute
  * (`https://api.example.com/v1/pets/7`), so a client can follow them whatever base URL it was given, and
  * production and staging differ only in this setting. Done once, in an onSend hook, rather than in each

@@ -5,7 +5,7 @@ const MINUTE_MS = 60_000;
 const MAX_LOCKED_ADDRESSES = 100_000;
 
 /**
- * Failed-authentication lockout (DESIGN 4.6): an address that sends more than `perMinute` invalid keys in a
+ * Failed-authentication lockout (docs/api.md, "Rate limits"): an address that sends more than `perMinute` invalid keys in a
  * UTC minute gets 429 for every request carrying a key until that minute ends, without any key lookup, so a
  * correct guess cannot be told apart from a wrong one and guessing is bounded by `perMinute`, not by the
  * service's speed.

@@ -10,15 +10,15 @@ import { type Database, StorageUnavailableError } from '../../src/db/database.js
 import { migrationsFor } from '../../src/db/migrations.js';
 import { PostgresDatabase } from '../../src/db/postgres.js';
 import { SqliteDatabase } from '../../src/db/sqlite.js';
-import { idempotencyRepository } from '../../src/http/idempotency/repository.js';
+import { idempotencyRepository } from '../../src/db/idempotency/repository.js';
 import { accountRepository } from '../../src/modules/accounts/repository.js';
 import { categoryRepository, DEFAULT_CATEGORIES } from '../../src/modules/categories/repository.js';
 import { petRepository } from '../../src/modules/pets/repository.js';
 import { uniqueName } from '../helpers.js';
 import { contractSuite, postgresSuite, rejectsUnavailable, settleIo, T0 } from '../support/contract.js';
-import { withPostgresClient } from '../support/postgres.js';
+import { withPostgresClient } from '../../support/postgres.js';
 import { createdPet, idem } from '../support/pets.js';
-import { TcpProxy } from '../support/tcp-proxy.js';
+import { TcpProxy } from '../../support/tcp-proxy.js';
 
 contractSuite('database', (target) => {
   let storage: Database;

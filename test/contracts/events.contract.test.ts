@@ -16,8 +16,6 @@ import { PostgresDatabase } from '../../src/db/postgres.js';
 import { SqliteDatabase } from '../../src/db/sqlite.js';
 import type { Database } from '../../src/db/database.js';
 import { buildEvent, eventRepository, type NewEvent } from '../../src/modules/events/index.js';
-import type { PostgresEventRepository } from '../../src/modules/events/repository.postgres.js';
-import type { SqliteEventRepository } from '../../src/modules/events/repository.sqlite.js';
 import { accountRepository } from '../../src/modules/accounts/repository.js';
 import { orderRepository } from '../../src/modules/orders/repository.js';
 import { petRepository } from '../../src/modules/pets/repository.js';
@@ -25,13 +23,13 @@ import { uniqueName } from '../helpers.js';
 import { contractSuite, DAY, postgresSuite, T0 } from '../support/contract.js';
 import { appendEvent } from '../support/events.js';
 import { createdPet } from '../support/pets.js';
-import { withPostgresClient } from '../support/postgres.js';
+import { withPostgresClient } from '../../support/postgres.js';
 
 /** Appends `event` in a transaction that then fails: nothing may remain. */
 async function appendThenFail(database: Database, event: NewEvent): Promise<void> {
   const failure = new Error('after the append');
   if (database instanceof SqliteDatabase) {
-    const events = database.repository(eventRepository) as SqliteEventRepository;
+    const events = database.repository(eventRepository);
     assert.throws(
       () =>
         database.db
@@ -43,7 +41,7 @@ async function appendThenFail(database: Database, event: NewEvent): Promise<void
       failure,
     );
   } else if (database instanceof PostgresDatabase) {
-    const events = database.repository(eventRepository) as PostgresEventRepository;
+    const events = database.repository(eventRepository);
     await assert.rejects(
       database.transaction(async (client) => {
         await events.append(client, event);
@@ -159,7 +157,7 @@ postgresSuite("events feed without a writers' lock", ({ open }) => {
     return database;
   }
   const append = (database: PostgresDatabase, client: PoolClient, event: NewEvent) =>
-    (database.repository(eventRepository) as PostgresEventRepository).append(client, event);
+    database.repository(eventRepository).append(client, event);
 
   test('an event committed after a later one was read is on the next page, not under the cursor', async () => {
     const database = await fresh();

@@ -1,12 +1,12 @@
 /**
- * The idempotency contract (src/http/idempotency/) on every backend, through the write it guards (pet
+ * The idempotency contract (src/db/idempotency and src/http/idempotency) on every backend, through the write it guards (pet
  * creation): replay, mismatch, expiry, per-account keys, purge, and concurrent requests with one key; then
  * PostgreSQL's per-schema advisory locks.
  */
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import type { Database } from '../../src/db/database.js';
-import { idempotencyRepository } from '../../src/http/idempotency/repository.js';
+import { idempotencyRepository } from '../../src/db/idempotency/repository.js';
 import { accountRepository } from '../../src/modules/accounts/repository.js';
 import { petRepository } from '../../src/modules/pets/repository.js';
 import { contractSuite, DAY, postgresSuite, T0 } from '../support/contract.js';

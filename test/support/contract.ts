@@ -16,7 +16,12 @@ import { type Database, StorageUnavailableError } from '../../src/db/database.js
 import { PostgresDatabase } from '../../src/db/postgres.js';
 import { SqliteDatabase } from '../../src/db/sqlite.js';
 import { externalServicesAvailable, sqliteMemory, uniqueName } from '../helpers.js';
-import { createTestPostgresDatabase, dropSchema, postgresUrl, type TestPostgresOptions } from './postgres.js';
+import {
+  createTestPostgresDatabase,
+  dropSchema,
+  postgresUrl,
+  type TestPostgresOptions,
+} from '../../support/postgres.js';
 
 /** The fixed clock contract suites pass as `now`: repositories take time as an argument, never read it. */
 export const T0 = Date.UTC(2026, 5, 15, 12, 0, 0);

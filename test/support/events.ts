@@ -8,8 +8,6 @@ import type { Database } from '../../src/db/database.js';
 import { PostgresDatabase } from '../../src/db/postgres.js';
 import { SqliteDatabase } from '../../src/db/sqlite.js';
 import { eventRepository, type NewEvent } from '../../src/modules/events/index.js';
-import type { PostgresEventRepository } from '../../src/modules/events/repository.postgres.js';
-import type { SqliteEventRepository } from '../../src/modules/events/repository.sqlite.js';
 import type { EventType } from '../../src/modules/events/schemas.js';
 
 export interface FeedEvent {
@@ -54,10 +52,10 @@ export function feedPoller(app: FastifyInstance, key: string, start = '/v1/event
 /** Appends `event` to the outbox in a transaction of its own, as a writer would inside its change's. */
 export async function appendEvent(database: Database, event: NewEvent): Promise<void> {
   if (database instanceof SqliteDatabase) {
-    const events = database.repository(eventRepository) as SqliteEventRepository;
+    const events = database.repository(eventRepository);
     database.db.transaction(() => events.append(event)).immediate();
   } else if (database instanceof PostgresDatabase) {
-    const events = database.repository(eventRepository) as PostgresEventRepository;
+    const events = database.repository(eventRepository);
     await database.transaction((client) => events.append(client, event));
   } else assert.fail('unknown database');
 }

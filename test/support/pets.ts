@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import type { Database } from '../../src/db/database.js';
-import type { IdempotencyInput } from '../../src/http/idempotency/index.js';
+import type { IdempotencyInput } from '../../src/db/idempotency/records.js';
 import { type CreatePetResult, petRepository } from '../../src/modules/pets/repository.js';
 import type { Pet, PetStatus } from '../../src/modules/pets/schemas.js';
 import { DAY } from './contract.js';

@@ -1,12 +1,12 @@
-/** Keys narrowed for scope tests (DESIGN 4.1). */
-import { effectiveScopes, isScope, SCOPES, type Scope } from '../../src/modules/accounts/scopes.js';
+/** Keys narrowed for scope tests (docs/api.md, "Scopes"). */
+import { effectiveScopes, isScope, allScopes, type Scope } from '../../src/modules/accounts/scopes.js';
 
 /**
  * The widest grant that still lacks every scope of `needed`: all scopes except those named and those
  * implying one of them (`pets:write` implies `pets:read`, so a key without `pets:read` lacks it too).
  */
 export function scopesLacking(needed: readonly Scope[]): Scope[] {
-  return SCOPES.filter((scope) => !needed.some((n) => effectiveScopes([scope]).has(n)));
+  return allScopes().filter((scope) => !needed.some((n) => effectiveScopes([scope]).has(n)));
 }
 
 /** The scopes an OpenAPI operation's `security` requirement names for the bearer scheme; fails on a name outside the vocabulary. */

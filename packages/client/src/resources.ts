@@ -1,4 +1,4 @@
-/** The resource groups: one method per operation of the service, named as DESIGN 4.5 names them. */
+/** The resource groups: one method per operation of the service. */
 import { PetPhotos, PetProfiles } from './catalogue.js';
 import { PageIterable } from './paging.js';
 import type { RequestOptions, Transport } from './transport.js';

@@ -1,5 +1,5 @@
 /**
- * One request as DESIGN 4.5 asks clients to make it: retries with exponential backoff and full jitter,
+ * One request as the service asks clients to make it (docs/api.md): retries with exponential backoff and full jitter,
  * `Retry-After` honoured up to a bound, one `Idempotency-Key` per call reused by its retries, ETags
  * remembered and sent back as `If-Match`, a warning the first time an operation answers `Deprecation`.
  */

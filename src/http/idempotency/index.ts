@@ -23,63 +23,22 @@ import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Clock } from '../../clock.js';
+import {
+  IDEMPOTENCY_RETENTION_MS,
+  type IdempotencyInput,
+  type Recorded,
+} from '../../db/idempotency/records.js';
 import { ApiError } from '../errors.js';
 
-/** How long an Idempotency-Key is remembered per account. */
-export const IDEMPOTENCY_RETENTION_MS = 24 * 3600 * 1000;
-
-export interface IdempotencyInput {
-  accountId: number;
-  /** The operation (its operationId): the same key on two operations names two records. */
-  operation: string;
-  key: string;
-  /** Hash of the canonical request body; a different body under the same key is a client error. */
-  fingerprint: string;
-  /** Records older than this (epoch ms) are treated as absent. */
-  notBefore: number;
-  now: number;
-  /**
-   * Whether this request may be answered with the stored response; when false the request runs as if it
-   * carried no key. Absent: any request that passed the route's scope check may.
-   */
-  mayReplay?: (recorded: Recorded) => boolean;
-}
-
-/** What a write under an idempotency key came to. */
-export type Idempotent<T> =
-  | { kind: 'done'; value: T }
-  | { kind: 'replayed'; status: number; body: unknown }
-  | { kind: 'mismatch' }
-  | { kind: 'in_progress' };
-
-/** How a repository answers a write it refused for its idempotency key. */
-export type IdempotencyRefusal = { kind: 'idempotency_mismatch' } | { kind: 'idempotency_in_progress' };
-
-/**
- * An idempotent write's outcome in a repository's result vocabulary: the write's own result, the replay
- * `replay` makes of the recorded response, or the refusal.
- */
-export function settleIdempotent<T, R>(
-  outcome: Idempotent<T>,
-  replay: (status: number, body: unknown) => R,
-): T | R | IdempotencyRefusal {
-  switch (outcome.kind) {
-    case 'done':
-      return outcome.value;
-    case 'replayed':
-      return replay(outcome.status, outcome.body);
-    case 'mismatch':
-      return { kind: 'idempotency_mismatch' };
-    case 'in_progress':
-      return { kind: 'idempotency_in_progress' };
-  }
-}
-
-/** The response a successful write records, to be replayed byte for byte. */
-export interface Recorded {
-  status: number;
-  body: unknown;
-}
+export {
+  IDEMPOTENCY_RETENTION_MS,
+  settleIdempotent,
+  type Idempotent,
+  type IdempotencyInput,
+  type IdempotencyRefusal,
+  type Recorded,
+  replayAllowed,
+} from '../../db/idempotency/records.js';
 
 export const IdempotencyHeaders = Type.Object({
   'idempotency-key': Type.Optional(
@@ -94,11 +53,6 @@ export const IdempotencyHeaders = Type.Object({
     }),
   ),
 });
-
-/** Whether a stored answer may be replayed to `input`'s request (see `IdempotencyInput.mayReplay`). */
-export function replayAllowed(input: IdempotencyInput, recorded: Recorded): boolean {
-  return input.mayReplay === undefined || input.mayReplay(recorded);
-}
 
 /** A stable hash of what identifies the request (usually its body, normalised by the route). */
 export function fingerprint(value: unknown): string {
@@ -139,5 +93,5 @@ export function replay(reply: FastifyReply, status: number): FastifyReply {
 export function refusal(kind: 'mismatch' | 'in_progress'): ApiError {
   return kind === 'mismatch'
     ? new ApiError('idempotency_key_reused')
-    : new ApiError('idempotency_in_progress', undefined, undefined, { 'retry-after': '1' });
+    : new ApiError('idempotency_in_progress', { headers: { 'retry-after': '1' } });
 }

@@ -1,4 +1,4 @@
-import { wrap, translateSqliteError, type SqliteDatabase } from '../../db/sqlite.js';
+import { runAsPromise, translateSqliteError, type SqliteDatabase } from '../../db/sqlite.js';
 import { settle, TurnBatch } from '../../db/turn-batch.js';
 import {
   quotaFor,
@@ -13,7 +13,7 @@ import { effectiveScopes, formatScopes, parseScopes } from './scopes.js';
 
 /**
  * Keys remembered by findKeyByHash; beyond this the oldest is forgotten (bounds memory under key churn). A
- * remembered key costs ~380 bytes (measured), so the full cache ~19 MB: room for the active keys of a large
+ * remembered key costs a few hundred bytes, so the full cache stays in the tens of megabytes: room for the active keys of a large
  * deployment, whose requests then pay no key query (a cyclic rotation through more keys than fit misses
  * every time).
  */
@@ -105,11 +105,11 @@ export class SqliteAccountRepository implements AccountRepository {
   }
 
   findAccount(name: string): Promise<Account | undefined> {
-    return wrap(() => this.stmt.findAccount.get(name));
+    return runAsPromise(() => this.stmt.findAccount.get(name));
   }
 
   countAccounts(): Promise<number> {
-    return wrap(() => this.stmt.countAccounts.get()!.n);
+    return runAsPromise(() => this.stmt.countAccounts.get()!.n);
   }
 
   createKey(accountId: number, key: NewKeyRecord, now: number): Promise<void> {
@@ -128,7 +128,7 @@ export class SqliteAccountRepository implements AccountRepository {
   }
 
   listKeys(accountName?: string): Promise<ApiKeyInfo[]> {
-    return wrap(() =>
+    return runAsPromise(() =>
       this.stmt.listKeys
         .all(accountName ?? null, accountName ?? null)
         .map((row) => ({ ...row, scopes: parseScopes(row.scopes) })),

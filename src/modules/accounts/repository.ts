@@ -39,7 +39,7 @@ export interface KeyPrincipal {
   keyId: string;
   expiresAt: number | null;
   revokedAt: number | null;
-  /** What the key may do: its granted scopes with their implications (DESIGN 4.1). */
+  /** What the key may do: its granted scopes with their implications (docs/api.md, "Scopes"). */
   scopes: ReadonlySet<Scope>;
   account: Account;
 }
@@ -63,7 +63,7 @@ export interface NewKeyRecord {
 
 /**
  * Accounts, their API keys and bans; implemented once per backend and held to this contract by
- * test/modules/accounts/repository.test.ts:
+ * test/contracts/accounts.contract.test.ts:
  *
  * - `upsertAccount` creates the account (plan `free` unless given) or updates its plan/quotas; concurrent
  *   upserts of one new account create it once; an enterprise account keeps its custom quotas unless new

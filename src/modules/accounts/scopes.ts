@@ -1,41 +1,10 @@
 /**
- * Key scopes (DESIGN 4.1). A key stores the scopes it was given (`null`: every scope, present and future);
- * what it may do is the expansion of those by the implications below, computed once when the key is loaded.
+ * How a key's scopes are stored. The vocabulary and its implications are declared by the modules that own
+ * them and collected in src/modules/scopes.ts.
  */
-export const SCOPES = [
-  'pets:read',
-  'pets:write',
-  'orders:read',
-  'orders:write',
-  'orders:manage',
-  'events:read',
-  'webhooks:write',
-] as const;
-export type Scope = (typeof SCOPES)[number];
+import { isScope, type Scope } from '../scopes.js';
 
-/** `write` implies `read` of the same resource; `orders:manage` implies reading and writing orders. */
-const IMPLIES: Partial<Record<Scope, readonly Scope[]>> = {
-  'pets:write': ['pets:read'],
-  'orders:write': ['orders:read'],
-  'orders:manage': ['orders:read', 'orders:write'],
-};
-
-const ALL: ReadonlySet<Scope> = new Set(SCOPES);
-
-export function isScope(value: string): value is Scope {
-  return (ALL as ReadonlySet<string>).has(value);
-}
-
-/** The scopes a key stored as `granted` (`null`: all) may use. */
-export function effectiveScopes(granted: readonly Scope[] | null): ReadonlySet<Scope> {
-  if (granted === null) return ALL;
-  const scopes = new Set<Scope>();
-  for (const scope of granted) {
-    scopes.add(scope);
-    for (const implied of IMPLIES[scope] ?? []) scopes.add(implied);
-  }
-  return scopes;
-}
+export { effectiveScopes, isScope, allScopes, type Scope } from '../scopes.js';
 
 /** Storage form: space-separated as in OAuth, `null` for every scope. */
 export function formatScopes(granted: readonly Scope[] | null): string | null {

@@ -1,5 +1,5 @@
 import type { RepositoryFactory } from '../../db/database.js';
-import { wrap } from '../../db/sqlite.js';
+import { runAsPromise } from '../../db/sqlite.js';
 import type { Category } from './schemas.js';
 
 /**
@@ -24,7 +24,7 @@ export const DEFAULT_CATEGORIES: Category[] = [
 export const categoryRepository: RepositoryFactory<CategoryRepository> = {
   sqlite: ({ db }) => {
     const list = db.prepare<[], Category>('SELECT id, name FROM categories ORDER BY id');
-    return { list: () => wrap(() => list.all()) };
+    return { list: () => runAsPromise(() => list.all()) };
   },
   postgres: (db) => ({
     list: () =>

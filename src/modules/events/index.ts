@@ -1,11 +1,10 @@
 import type { ApiModule } from '../module.js';
+import { EVENT_RETENTION_MS, eventRepository } from './repository.js';
 import { eventRoutes } from './routes.js';
 import { Event } from './schemas.js';
 
 export { buildEvent, eventRepository, newEventId, previousValues, EVENT_RETENTION_MS } from './repository.js';
-export type { EventRepository, NewEvent } from './repository.js';
-export type { SqliteEventRepository } from './repository.sqlite.js';
-export type { PostgresEventRepository } from './repository.postgres.js';
+export type { EventRepository, NewEvent, PostgresEventAppender, SqliteEventAppender } from './repository.js';
 
 export const eventsModule: ApiModule = {
   name: 'events',
@@ -14,5 +13,7 @@ export const eventsModule: ApiModule = {
     description: 'Changes of pets and orders: the feed (webhooks deliver the same events).',
   },
   components: [Event],
+  scopes: [{ name: 'events:read', description: "the account's event feed" }],
   routes: eventRoutes,
+  purge: (database, now) => database.repository(eventRepository).purge(now - EVENT_RETENTION_MS),
 };

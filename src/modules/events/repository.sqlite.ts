@@ -1,5 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import { wrap, type SqliteDatabase } from '../../db/sqlite.js';
+import { runAsPromise, type SqliteDatabase } from '../../db/sqlite.js';
 import {
   feedConditions,
   type EventRepository,
@@ -80,7 +80,7 @@ export class SqliteEventRepository implements EventRepository {
   }
 
   list(query: ListEventsQuery): Promise<StoredEvent[]> {
-    return wrap(() => {
+    return runAsPromise(() => {
       const { where, values } = feedConditions(query, () => '?');
       let stmt = this.feeds.get(where);
       if (!stmt) {

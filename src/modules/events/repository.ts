@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
+import type { PoolClient } from 'pg';
 import type { RepositoryFactory } from '../../db/database.js';
 import { currentTraceparent } from '../../telemetry/context.js';
 import { PostgresEventRepository } from './repository.postgres.js';
 import { SqliteEventRepository } from './repository.sqlite.js';
 import type { EventType } from './schemas.js';
 
-/** How long events are kept (DESIGN 4.4); older ones are purged whether dispatched or not. */
+/** How long events are kept (docs/api.md, "Events and webhooks"); older ones are purged whether dispatched or not. */
 export const EVENT_RETENTION_MS = 30 * 24 * 3600_000;
 
 /** Random bytes drawn in bulk: one randomBytes call per event cost more than the rest of building it. */
@@ -106,9 +107,8 @@ export interface StoredEvent {
  * The events repository (the outbox's reading side); test/contracts/events.contract.test.ts holds both
  * backends to it:
  *
- * - Writers append inside their own transaction with the backend's `append` (SQLite: synchronously on the
- *   same connection, inside the caller's better-sqlite3 transaction; PostgreSQL: on the transaction's
- *   client), so an event commits with its change or not at all.
+ * - Writers (other modules' repositories) append inside their own transaction through the backend's
+ *   appender below, so an event commits with its change or not at all.
  * - The feed's order (`StoredEvent.seq`, the cursor) is commit order: a reader that has seen n never later
  *   finds a new event below n, and the events of one pet are in version order. SQLite has one writer, and
  *   pages by seq; PostgreSQL pages by a position its publisher gives events after they commit (`publish`).
@@ -127,7 +127,27 @@ export interface EventRepository {
   purge(before: number): Promise<number>;
 }
 
-export const eventRepository: RepositoryFactory<SqliteEventRepository | PostgresEventRepository> = {
+/**
+ * How another module appends events as part of its own write on SQLite: synchronously, inside the caller's
+ * better-sqlite3 transaction on the one connection (so the transaction needs no handle).
+ */
+export interface SqliteEventAppender {
+  append(event: NewEvent): void;
+  /** Appends in order, as `append` does. */
+  appendAll(events: readonly NewEvent[]): void;
+}
+
+/** The same on PostgreSQL: on the client of the caller's transaction (`db.transaction`). */
+export interface PostgresEventAppender {
+  append(client: PoolClient, event: NewEvent): Promise<void>;
+  /** Appends in order, as `append` does. */
+  appendAll(client: PoolClient, events: NewEvent[]): Promise<void>;
+}
+
+export const eventRepository: RepositoryFactory<
+  EventRepository & SqliteEventAppender,
+  EventRepository & PostgresEventAppender
+> = {
   sqlite: (db) => new SqliteEventRepository(db),
   postgres: (db) => new PostgresEventRepository(db),
 };

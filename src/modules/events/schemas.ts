@@ -1,6 +1,11 @@
 /**
- * The events module's schemas (DESIGN 4.4): the Event component (what the feed lists and webhook receivers
- * get, byte for byte) and the feed's query.
+ * The events module's schemas: the Event component (what the feed lists and webhook receivers get, byte for
+ * byte) and the feed's query.
+ *
+ * This file imports the Pet and Order schemas on purpose: the Event component documents each event type's
+ * `data.object` exactly, as one `oneOf` in the OpenAPI document (and in the SDK generated from it). Only
+ * schemas cross (no code), and nothing in pets or orders imports this file, so there is no cycle; the other
+ * direction (pets and orders appending events) goes through the appenders in repository.ts.
  */
 import { Type, type Static } from 'typebox';
 import { MAX_ID, ref, timestamp } from '../../http/schemas.js';

@@ -154,11 +154,10 @@ export function parseListingQuery(raw: Record<string, unknown>): ListingQuery {
     if (!query.after) bad('cursor', 'is not a cursor this service issued for this sort');
   }
   if (details.length > 0) {
-    throw new ApiError(
-      'validation_failed',
-      `Invalid request: ${details.map((d) => `${d.field} ${d.message}`).join('; ')}.`,
-      details,
-    );
+    throw new ApiError('validation_failed', {
+      message: `Invalid request: ${details.map((d) => `${d.field} ${d.message}`).join('; ')}.`,
+      details: details,
+    });
   }
   for (const [name, value] of Object.entries(text)) {
     if (name !== 'cursor' && name !== 'limit') query.filters[name] = value;

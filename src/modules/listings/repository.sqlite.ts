@@ -1,5 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import { wrap, type SqliteDatabase } from '../../db/sqlite.js';
+import { runAsPromise, type SqliteDatabase } from '../../db/sqlite.js';
 import type { PhotoRecord } from '../photos/schemas.js';
 import type { ListingQuery } from './query.js';
 import {
@@ -35,7 +35,7 @@ export class SqliteListingRepository implements ListingRepository {
   }
 
   search(query: ListingQuery): Promise<ListingRow[]> {
-    return wrap(() => {
+    return runAsPromise(() => {
       const { text, values } = searchSql(query, dialect);
       let statement = this.statements.get(text);
       if (!statement) {
@@ -49,7 +49,7 @@ export class SqliteListingRepository implements ListingRepository {
 
   primaryPhotos(petIds: number[]): Promise<PhotoRecord[]> {
     if (petIds.length === 0) return Promise.resolve([]);
-    return wrap(() =>
+    return runAsPromise(() =>
       this.db
         .prepare<number[], PhotoRecord>(
           `SELECT id, pet_id AS petId, position, width, height, created_at AS createdAt FROM pet_photos

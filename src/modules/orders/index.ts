@@ -6,8 +6,21 @@ export const ordersModule: ApiModule = {
   name: 'orders',
   tag: {
     name: 'store',
-    description: 'Adoption orders and the inventory (see the README, "Adoption workflow").',
+    description: 'Adoption orders and the inventory (see docs/api.md, "Adoption workflow").',
   },
   components: [Order],
+  scopes: [
+    { name: 'orders:read', description: "read the account's own orders" },
+    {
+      name: 'orders:write',
+      description: "place orders and cancel the account's own orders",
+      implies: ['orders:read'],
+    },
+    {
+      name: 'orders:manage',
+      description: "every account's orders: list, read, approve, deliver and cancel them",
+      implies: ['orders:read', 'orders:write'],
+    },
+  ],
   routes: orderRoutes,
 };

@@ -1,10 +1,9 @@
 import type { PoolClient } from 'pg';
 import type { PostgresDatabase } from '../../db/postgres.js';
-import type { IdempotencyInput } from '../../http/idempotency/index.js';
-import { idempotencyRepository } from '../../http/idempotency/repository.js';
-import type { PostgresIdempotency } from '../../http/idempotency/repository.postgres.js';
-import { eventRepository } from '../events/repository.js';
-import type { PostgresEventRepository } from '../events/repository.postgres.js';
+import type { IdempotencyInput } from '../../db/idempotency/records.js';
+import { idempotencyRepository } from '../../db/idempotency/repository.js';
+import type { PostgresIdempotency } from '../../db/idempotency/repository.postgres.js';
+import { eventRepository, type PostgresEventAppender } from '../events/repository.js';
 import {
   fromIdempotent,
   listShape,
@@ -73,11 +72,11 @@ function isOpenOrderConflict(error: unknown): boolean {
 export class PostgresOrderRepository implements OrderRepository {
   readonly hooks: PostgresOrderHooks = {};
   private readonly idempotency: PostgresIdempotency;
-  private readonly events: PostgresEventRepository;
+  private readonly events: PostgresEventAppender;
 
   constructor(private readonly db: PostgresDatabase) {
-    this.idempotency = db.repository(idempotencyRepository) as PostgresIdempotency;
-    this.events = db.repository(eventRepository) as PostgresEventRepository;
+    this.idempotency = db.repository(idempotencyRepository);
+    this.events = db.repository(eventRepository);
   }
 
   /** The read_versions sum seen with this turn's key lookups; orders bump it too (migration 012). */
@@ -86,7 +85,7 @@ export class PostgresOrderRepository implements OrderRepository {
     return version === undefined ? undefined : String(version);
   }
 
-  private async placeIn(client: PoolClient, input: Place): Promise<PlaceOrderOutcome> {
+  private async placeInTransaction(client: PoolClient, input: Place): Promise<PlaceOrderOutcome> {
     await client.query({ name: 'orders_lock_account', text: SQL.lockAccount, values: [input.accountId] });
     // The refusals in the order the API gives them (unknown pet, then the account's limit, then the pet's
     // status), with the pet's existence read only when a refusal needs it: one round trip fewer for an
@@ -122,19 +121,19 @@ export class PostgresOrderRepository implements OrderRepository {
     return { kind: 'placed', order: placed };
   }
 
-  async place(input: Place, idem?: IdempotencyInput): Promise<PlaceOrderResult> {
+  async place(input: Place, idempotency?: IdempotencyInput): Promise<PlaceOrderResult> {
     try {
       return await this.db.transaction(async (client) =>
-        idem
+        idempotency
           ? fromIdempotent(
               await this.idempotency.run(
                 client,
-                idem,
-                () => this.placeIn(client, input),
+                idempotency,
+                () => this.placeInTransaction(client, input),
                 (result) => (result.kind === 'placed' ? { status: 201, body: result.order } : undefined),
               ),
             )
-          : this.placeIn(client, input),
+          : this.placeInTransaction(client, input),
       );
     } catch (error) {
       // The conditional update already refuses a held pet; the index is the backstop should any other
@@ -144,7 +143,10 @@ export class PostgresOrderRepository implements OrderRepository {
     }
   }
 
-  private async transitionIn(client: PoolClient, input: TransitionInput): Promise<TransitionOutcome> {
+  private async transitionInTransaction(
+    client: PoolClient,
+    input: TransitionInput,
+  ): Promise<TransitionOutcome> {
     // The order's row lock: a racing action waits here and then reads the status this one left.
     const locked = await client.query<OrderRecord>({
       name: 'orders_lock_order',
@@ -181,18 +183,18 @@ export class PostgresOrderRepository implements OrderRepository {
     return { kind: 'done', order: after };
   }
 
-  transition(input: TransitionInput, idem?: IdempotencyInput): Promise<TransitionResult> {
+  transition(input: TransitionInput, idempotency?: IdempotencyInput): Promise<TransitionResult> {
     return this.db.transaction(async (client) =>
-      idem
+      idempotency
         ? fromIdempotent(
             await this.idempotency.run(
               client,
-              idem,
-              () => this.transitionIn(client, input),
+              idempotency,
+              () => this.transitionInTransaction(client, input),
               (result) => (result.kind === 'done' ? { status: 200, body: result.order } : undefined),
             ),
           )
-        : this.transitionIn(client, input),
+        : this.transitionInTransaction(client, input),
     );
   }
 

@@ -1,10 +1,9 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import { wrap, type SqliteDatabase } from '../../db/sqlite.js';
-import type { IdempotencyInput } from '../../http/idempotency/index.js';
-import { idempotencyRepository } from '../../http/idempotency/repository.js';
-import type { SqliteIdempotency } from '../../http/idempotency/repository.sqlite.js';
-import { eventRepository } from '../events/repository.js';
-import type { SqliteEventRepository } from '../events/repository.sqlite.js';
+import { runAsPromise, type SqliteDatabase } from '../../db/sqlite.js';
+import type { IdempotencyInput } from '../../db/idempotency/records.js';
+import { idempotencyRepository } from '../../db/idempotency/repository.js';
+import type { SqliteIdempotency } from '../../db/idempotency/repository.sqlite.js';
+import { eventRepository, type SqliteEventAppender } from '../events/repository.js';
 import {
   fromIdempotent,
   listShape,
@@ -78,15 +77,15 @@ export interface SqliteOrderHooks {
 export class SqliteOrderRepository implements OrderRepository {
   private readonly db: BetterSqlite3.Database;
   private readonly idempotency: SqliteIdempotency;
-  private readonly events: SqliteEventRepository;
+  private readonly events: SqliteEventAppender;
   private readonly stmt;
   private readonly listStatements = new Map<number, BetterSqlite3.Statement<unknown[], OrderRawRow>>();
   readonly hooks: SqliteOrderHooks = {};
 
   constructor(private readonly database: SqliteDatabase) {
     const db = (this.db = database.db);
-    this.idempotency = database.repository(idempotencyRepository) as SqliteIdempotency;
-    this.events = database.repository(eventRepository) as SqliteEventRepository;
+    this.idempotency = database.repository(idempotencyRepository);
+    this.events = database.repository(eventRepository);
     this.stmt = {
       get: db.prepare<[number], OrderRecord>(`SELECT ${ORDER_COLUMNS} ${FROM} WHERE o.id = ?`),
       // Bounded by the limit: never counts further than it needs to decide.
@@ -98,7 +97,7 @@ export class SqliteOrderRepository implements OrderRepository {
       petStatus: db.prepare<[number], string>('SELECT status FROM pets WHERE id = ?').pluck(true),
       // The pet, held only while the account is under its open-order limit (it has no limit-th open
       // order): one statement for the placement that goes through; a refusal then reads what it needs to
-      // say why. Not `count(*)` over a `LIMIT`ed subquery: that co-routine cost ~12 µs a run, this ~1.
+      // say why. Not `count(*)` over a `LIMIT`ed subquery: that co-routine costs several times more a run.
       holdPet: db.prepare<[number, number, number], MovedPet>(
         `UPDATE pets SET status = 'pending', version = version + 1 WHERE id = ? AND status = 'available'
            AND NOT EXISTS (SELECT 1 FROM orders WHERE account_id = ? AND status IN ('placed', 'approved') LIMIT 1 OFFSET ? - 1)
@@ -167,11 +166,11 @@ export class SqliteOrderRepository implements OrderRepository {
    * transaction, each in its own savepoint, run one after the other in arrival order under the write lock,
    * so each decides on what the ones before it wrote; every answer comes after the commit.
    */
-  place(input: Place, idem?: IdempotencyInput): Promise<PlaceOrderResult> {
+  place(input: Place, idempotency?: IdempotencyInput): Promise<PlaceOrderResult> {
     return this.database.writeInTurn(() =>
       fromIdempotent(
         this.idempotency.run(
-          idem,
+          idempotency,
           () => this.placeInTransaction(input),
           (result) => (result.kind === 'placed' ? { status: 201, body: result.order } : undefined),
         ),
@@ -179,11 +178,11 @@ export class SqliteOrderRepository implements OrderRepository {
     );
   }
 
-  transition(input: TransitionInput, idem?: IdempotencyInput): Promise<TransitionResult> {
+  transition(input: TransitionInput, idempotency?: IdempotencyInput): Promise<TransitionResult> {
     return this.database.writeInTurn(() =>
       fromIdempotent(
         this.idempotency.run(
-          idem,
+          idempotency,
           () => this.transitionInTransaction(input),
           (result) => (result.kind === 'done' ? { status: 200, body: result.order } : undefined),
         ),
@@ -192,7 +191,7 @@ export class SqliteOrderRepository implements OrderRepository {
   }
 
   get(id: number): Promise<OrderRecord | undefined> {
-    return wrap(() => this.stmt.get.get(id));
+    return runAsPromise(() => this.stmt.get.get(id));
   }
 
   readVersion(): string | undefined {
@@ -200,7 +199,7 @@ export class SqliteOrderRepository implements OrderRepository {
   }
 
   list(query: ListOrdersQuery): Promise<OrderRecord[]> {
-    return wrap(() => {
+    return runAsPromise(() => {
       // One prepared statement per filter shape and page size, the limit written into the text: a bound
       // `LIMIT ?` makes SQLite re-plan on every run (see the pets repository). Sizes are 2..101 via the API.
       // The key is a number (which filters are present, and the limit) so a cached page builds no strings.
@@ -239,7 +238,7 @@ export class SqliteOrderRepository implements OrderRepository {
   }
 
   inventory(): Promise<Inventory> {
-    return wrap(() => {
+    return runAsPromise(() => {
       const counts: Inventory = { available: 0, pending: 0, sold: 0 };
       for (const { status, n } of this.stmt.inventory.all()) {
         if (status in counts) counts[status as keyof Inventory] = n;

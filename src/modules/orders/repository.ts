@@ -1,5 +1,5 @@
 import type { RepositoryFactory } from '../../db/database.js';
-import { settleIdempotent, type Idempotent, type IdempotencyInput } from '../../http/idempotency/index.js';
+import { settleIdempotent, type Idempotent, type IdempotencyInput } from '../../db/idempotency/records.js';
 import { buildEvent, previousValues, type NewEvent } from '../events/repository.js';
 import type { Pet, PetStatus } from '../pets/schemas.js';
 import { PostgresOrderRepository } from './repository.postgres.js';
@@ -141,7 +141,7 @@ export function listShape(query: ListOrdersQuery): { where: string[]; values: (s
 export type MovedPet = Pet & { version: number; previousStatus: PetStatus };
 
 /**
- * The events of an order change (DESIGN 4.4), appended in its transaction: the order's (`order.placed` or
+ * The events of an order change, appended in its transaction: the order's (`order.placed` or
  * `order.<new status>`, visible to the order's account) and then its pet's status move (`pet.updated`).
  * The order is rendered as its own account sees it (without `account`).
  */

@@ -166,9 +166,10 @@ export const orderRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
             .header('etag', strongEtag(result.order.version))
             .send(renderOrder(result.order, hasScope(request, 'orders:manage')));
         case 'unknown_pet':
-          throw new ApiError('validation_failed', 'Invalid request: petId names no existing pet.', [
-            { field: 'petId', message: 'names no existing pet' },
-          ]);
+          throw new ApiError('validation_failed', {
+            message: 'Invalid request: petId names no existing pet.',
+            details: [{ field: 'petId', message: 'names no existing pet' }],
+          });
         case 'pet_not_available':
           throw new ApiError('pet_not_available', `Pet ${petId} is not available for adoption.`);
         case 'open_order_limit':
@@ -300,9 +301,10 @@ export const orderRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
         // No body schema (the document would then demand one): none, or an empty JSON object.
         const body = request.body as unknown;
         if (body !== undefined && !isEmptyObject(body)) {
-          throw new ApiError('validation_failed', 'Invalid request: this action takes no body (or {}).', [
-            { field: 'body', message: 'must be empty' },
-          ]);
+          throw new ApiError('validation_failed', {
+            message: 'Invalid request: this action takes no body (or {}).',
+            details: [{ field: 'body', message: 'must be empty' }],
+          });
         }
         const id = request.params.orderId;
         const manager = hasScope(request, 'orders:manage');

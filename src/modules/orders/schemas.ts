@@ -1,5 +1,5 @@
 /**
- * The orders module's schemas (DESIGN 4.3): `Order` is a component referenced with `$ref`; the rest are
+ * The orders module's schemas: `Order` is a component referenced with `$ref`; the rest are
  * route-local (bodies, query strings, path parameters).
  */
 import type { OrderRecord } from './repository.js';

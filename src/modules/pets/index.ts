@@ -6,5 +6,9 @@ export const petsModule: ApiModule = {
   name: 'pets',
   tag: { name: 'animals', description: 'Animals up for adoption.' },
   components: [NewPet, Pet, PetPatch],
+  scopes: [
+    { name: 'pets:read', description: 'read the animals, their categories and the inventory' },
+    { name: 'pets:write', description: 'add, change and remove animals', implies: ['pets:read'] },
+  ],
   routes: petRoutes,
 };

@@ -1,10 +1,14 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import { wrap, type SqliteDatabase } from '../../db/sqlite.js';
-import { settleIdempotent, type IdempotencyInput } from '../../http/idempotency/index.js';
-import { idempotencyRepository } from '../../http/idempotency/repository.js';
-import type { SqliteIdempotency } from '../../http/idempotency/repository.sqlite.js';
-import { buildEvent, eventRepository, previousValues } from '../events/repository.js';
-import type { SqliteEventRepository } from '../events/repository.sqlite.js';
+import { runAsPromise, type SqliteDatabase } from '../../db/sqlite.js';
+import { settleIdempotent, type IdempotencyInput } from '../../db/idempotency/records.js';
+import { idempotencyRepository } from '../../db/idempotency/repository.js';
+import type { SqliteIdempotency } from '../../db/idempotency/repository.sqlite.js';
+import {
+  buildEvent,
+  eventRepository,
+  previousValues,
+  type SqliteEventAppender,
+} from '../events/repository.js';
 import {
   demoPet,
   type CreatePetResult,
@@ -52,7 +56,7 @@ export class SqlitePetRepository implements PetRepository {
   private readonly database: SqliteDatabase;
   private readonly db: BetterSqlite3.Database;
   private readonly idempotency: SqliteIdempotency;
-  private readonly events: SqliteEventRepository;
+  private readonly events: SqliteEventAppender;
   private readonly stmt;
   /** Page queries by page size, with and without the status filter; see listStatement. */
   private readonly listStatements = {
@@ -63,8 +67,8 @@ export class SqlitePetRepository implements PetRepository {
   constructor(database: SqliteDatabase) {
     this.database = database;
     const db = (this.db = database.db);
-    this.idempotency = database.repository(idempotencyRepository) as SqliteIdempotency;
-    this.events = database.repository(eventRepository) as SqliteEventRepository;
+    this.idempotency = database.repository(idempotencyRepository);
+    this.events = database.repository(eventRepository);
     this.stmt = {
       // Raw (array) rows: better-sqlite3 builds row objects property by property through the V8 API, which
       // costs more than the query itself; petFromRaw builds them in JavaScript with one fixed shape.
@@ -126,7 +130,7 @@ export class SqlitePetRepository implements PetRepository {
   }
 
   list(query: ListPetsQuery): Promise<Pet[]> {
-    return wrap(() => {
+    return runAsPromise(() => {
       const afterId = query.afterId ?? 0;
       const stmt = this.listStatement(Boolean(query.status), query.limit);
       let rows: PetRawRow[];
@@ -142,7 +146,7 @@ export class SqlitePetRepository implements PetRepository {
   }
 
   get(id: number): Promise<VersionedPet | undefined> {
-    return wrap(() => {
+    return runAsPromise(() => {
       const row = this.stmt.getPet.get(id);
       return row && { pet: petFromRaw(row as unknown as PetRawRow), version: row[4] };
     });
@@ -152,14 +156,14 @@ export class SqlitePetRepository implements PetRepository {
     id: number,
     change: PetChange,
     precondition?: VersionTest,
-    idem?: IdempotencyInput,
-    now = idem?.now ?? Date.now(),
+    idempotency?: IdempotencyInput,
+    now = idempotency?.now ?? Date.now(),
   ): Promise<UpdatePetResult> {
     // Group commit (SqliteDatabase.writeInTurn): the changes of one turn share a transaction, each in its
     // own savepoint, each answered after the commit.
     return this.database.writeInTurn((): UpdatePetResult => {
       const outcome = this.idempotency.run(
-        idem,
+        idempotency,
         (): UpdatePetResult => {
           const row = this.stmt.getPet.get(id);
           if (!row) return { kind: 'not_found' };
@@ -201,12 +205,12 @@ export class SqlitePetRepository implements PetRepository {
   delete(
     id: number,
     precondition?: VersionTest,
-    idem?: IdempotencyInput,
-    now = idem?.now ?? Date.now(),
+    idempotency?: IdempotencyInput,
+    now = idempotency?.now ?? Date.now(),
   ): Promise<DeletePetResult> {
     return this.database.writeInTurn((): DeletePetResult => {
       const outcome = this.idempotency.run(
-        idem,
+        idempotency,
         (): DeletePetResult => {
           const row = this.stmt.getPet.get(id);
           if (!row) return { kind: 'not_found' };
@@ -229,11 +233,11 @@ export class SqlitePetRepository implements PetRepository {
 
   private createInTransaction(
     pet: NewPetRecord,
-    idem: IdempotencyInput | undefined,
+    idempotency: IdempotencyInput | undefined,
     now: number,
   ): CreatePetResult {
     const outcome = this.idempotency.run(
-      idem,
+      idempotency,
       (): CreatePetResult => {
         if (!this.stmt.categoryExists.get(pet.categoryId)) return { kind: 'unknown_category' };
         const created = this.stmt.insertPet.get(pet.name, pet.categoryId, pet.status, now)!;
@@ -268,7 +272,7 @@ export class SqlitePetRepository implements PetRepository {
   }
 
   async seed(count: number, now: number, onProgress?: (done: number) => void): Promise<number> {
-    const start = await wrap(
+    const start = await runAsPromise(
       () => (this.db.prepare('SELECT count(*) AS n FROM pets').get() as { n: number }).n,
     );
     const insert = this.db.prepare(

@@ -1,5 +1,5 @@
 import type { RepositoryFactory } from '../../db/database.js';
-import type { IdempotencyInput } from '../../http/idempotency/index.js';
+import type { IdempotencyInput } from '../../db/idempotency/records.js';
 import { DEFAULT_CATEGORIES } from '../categories/repository.js';
 import { PostgresPetRepository } from './repository.postgres.js';
 import { SqlitePetRepository } from './repository.sqlite.js';
@@ -63,7 +63,7 @@ export interface RecordedUpdate {
 }
 
 /**
- * The pets repository, implemented once per backend; test/modules/pets/repository.test.ts holds every
+ * The pets repository, implemented once per backend; test/contracts/pets.contract.test.ts holds every
  * implementation to this contract:
  *
  * - `list` returns pets ordered by id ascending, at most `limit`, filtered by `status`, starting after

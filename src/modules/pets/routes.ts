@@ -152,9 +152,10 @@ export const petRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
             .header('etag', CREATED_ETAG)
             .send(result.body);
         case 'unknown_category':
-          throw new ApiError('validation_failed', 'Invalid request: categoryId names no existing category.', [
-            { field: 'categoryId', message: 'names no existing category' },
-          ]);
+          throw new ApiError('validation_failed', {
+            message: 'Invalid request: categoryId names no existing category.',
+            details: [{ field: 'categoryId', message: 'names no existing category' }],
+          });
         case 'idempotency_mismatch':
           throw refusal('mismatch');
         case 'idempotency_in_progress':

@@ -1,5 +1,5 @@
 /**
- * updatePet and deletePet (DESIGN 4.2): conditional (`If-Match`) and idempotent (`Idempotency-Key`) writes
+ * updatePet and deletePet: conditional (`If-Match`) and idempotent (`Idempotency-Key`) writes
  * of one pet. The precondition runs inside the repository's transaction, so it is atomic with the write.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
@@ -103,9 +103,10 @@ export const writeRoutes: FastifyPluginAsyncTypebox<WriteRoutesOptions> = async 
             .header('etag', strongEtag(result.version))
             .send(result.pet);
         case 'unknown_category':
-          throw new ApiError('validation_failed', 'Invalid request: categoryId names no existing category.', [
-            { field: 'categoryId', message: 'names no existing category' },
-          ]);
+          throw new ApiError('validation_failed', {
+            message: 'Invalid request: categoryId names no existing category.',
+            details: [{ field: 'categoryId', message: 'names no existing category' }],
+          });
         case 'open_order':
           throw new ApiError(
             'pet_has_open_order',

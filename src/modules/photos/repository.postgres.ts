@@ -1,8 +1,8 @@
 import type { PoolClient } from 'pg';
 import type { PostgresDatabase } from '../../db/postgres.js';
-import type { IdempotencyInput } from '../../http/idempotency/index.js';
-import { idempotencyRepository } from '../../http/idempotency/repository.js';
-import type { PostgresIdempotency } from '../../http/idempotency/repository.postgres.js';
+import type { IdempotencyInput } from '../../db/idempotency/records.js';
+import { idempotencyRepository } from '../../db/idempotency/repository.js';
+import type { PostgresIdempotency } from '../../db/idempotency/repository.postgres.js';
 import {
   PHOTO_COLUMNS,
   recordOf,
@@ -23,7 +23,7 @@ export class PostgresPhotoRepository implements PhotoRepository {
   private readonly idempotency: PostgresIdempotency;
 
   constructor(private readonly db: PostgresDatabase) {
-    this.idempotency = db.repository(idempotencyRepository) as PostgresIdempotency;
+    this.idempotency = db.repository(idempotencyRepository);
   }
 
   async count(petId: number): Promise<number | undefined> {
@@ -32,14 +32,14 @@ export class PostgresPhotoRepository implements PhotoRepository {
   }
 
   private write<T extends AddOutcome | ChangeOutcome>(
-    idem: IdempotencyInput | undefined,
+    idempotency: IdempotencyInput | undefined,
     status: number,
     work: (client: PoolClient) => Promise<T>,
   ): Promise<PhotoWrite<T>> {
     return this.db.transaction(async (client) => {
-      if (!idem) return work(client);
+      if (!idempotency) return work(client);
       return settlePhoto(
-        await this.idempotency.run(client, idem, () => work(client), recordOf(status)),
+        await this.idempotency.run(client, idempotency, () => work(client), recordOf(status)),
       ) as PhotoWrite<T>;
     });
   }
@@ -63,8 +63,8 @@ export class PostgresPhotoRepository implements PhotoRepository {
     return rows[0];
   }
 
-  add(photo: NewPhoto, idem?: IdempotencyInput): Promise<PhotoWrite<AddOutcome>> {
-    return this.write(idem, 201, async (client): Promise<AddOutcome> => {
+  add(photo: NewPhoto, idempotency?: IdempotencyInput): Promise<PhotoWrite<AddOutcome>> {
+    return this.write(idempotency, 201, async (client): Promise<AddOutcome> => {
       const count = await this.lockPet(client, photo.petId);
       if (count === undefined) return { kind: 'not_found' };
       if (count >= photo.max) return { kind: 'limit' };
@@ -94,8 +94,8 @@ export class PostgresPhotoRepository implements PhotoRepository {
     return rows.filter((row) => row.id !== null);
   }
 
-  remove(petId: number, photoId: string, idem?: IdempotencyInput): Promise<PhotoWrite<ChangeOutcome>> {
-    return this.write(idem, 204, async (client): Promise<ChangeOutcome> => {
+  remove(petId: number, photoId: string, idempotency?: IdempotencyInput): Promise<PhotoWrite<ChangeOutcome>> {
+    return this.write(idempotency, 204, async (client): Promise<ChangeOutcome> => {
       if ((await this.lockPet(client, petId)) === undefined) return { kind: 'not_found' };
       const photo = await this.get(client, photoId, petId);
       if (!photo) return { kind: 'not_found' };
@@ -117,9 +117,9 @@ export class PostgresPhotoRepository implements PhotoRepository {
     petId: number,
     photoId: string,
     position: number,
-    idem?: IdempotencyInput,
+    idempotency?: IdempotencyInput,
   ): Promise<PhotoWrite<ChangeOutcome>> {
-    return this.write(idem, 200, async (client): Promise<ChangeOutcome> => {
+    return this.write(idempotency, 200, async (client): Promise<ChangeOutcome> => {
       const count = await this.lockPet(client, petId);
       if (count === undefined) return { kind: 'not_found' };
       const photo = await this.get(client, photoId, petId);

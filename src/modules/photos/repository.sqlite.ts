@@ -1,8 +1,8 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import { wrap, type SqliteDatabase } from '../../db/sqlite.js';
-import type { IdempotencyInput } from '../../http/idempotency/index.js';
-import { idempotencyRepository } from '../../http/idempotency/repository.js';
-import type { SqliteIdempotency } from '../../http/idempotency/repository.sqlite.js';
+import { runAsPromise, type SqliteDatabase } from '../../db/sqlite.js';
+import type { IdempotencyInput } from '../../db/idempotency/records.js';
+import { idempotencyRepository } from '../../db/idempotency/repository.js';
+import type { SqliteIdempotency } from '../../db/idempotency/repository.sqlite.js';
 import {
   PHOTO_COLUMNS,
   recordOf,
@@ -23,7 +23,7 @@ export class SqlitePhotoRepository implements PhotoRepository {
 
   constructor(private readonly database: SqliteDatabase) {
     const db = (this.db = database.db);
-    this.idempotency = database.repository(idempotencyRepository) as SqliteIdempotency;
+    this.idempotency = database.repository(idempotencyRepository);
     this.stmt = {
       count: db
         .prepare<[number], number | null>(
@@ -56,14 +56,14 @@ export class SqlitePhotoRepository implements PhotoRepository {
   }
 
   count(petId: number): Promise<number | undefined> {
-    return wrap(() => this.stmt.count.get(petId) ?? undefined);
+    return runAsPromise(() => this.stmt.count.get(petId) ?? undefined);
   }
 
-  add(photo: NewPhoto, idem?: IdempotencyInput): Promise<PhotoWrite<AddOutcome>> {
+  add(photo: NewPhoto, idempotency?: IdempotencyInput): Promise<PhotoWrite<AddOutcome>> {
     return this.database.writeInTurn(() =>
       settlePhoto(
         this.idempotency.run(
-          idem,
+          idempotency,
           (): AddOutcome => {
             const count = this.stmt.count.get(photo.petId);
             if (count === undefined || count === null) return { kind: 'not_found' };
@@ -82,14 +82,14 @@ export class SqlitePhotoRepository implements PhotoRepository {
   }
 
   list(petId: number): Promise<PhotoRecord[] | undefined> {
-    return wrap(() => (this.stmt.count.get(petId) == null ? undefined : this.stmt.list.all(petId)));
+    return runAsPromise(() => (this.stmt.count.get(petId) == null ? undefined : this.stmt.list.all(petId)));
   }
 
-  remove(petId: number, photoId: string, idem?: IdempotencyInput): Promise<PhotoWrite<ChangeOutcome>> {
+  remove(petId: number, photoId: string, idempotency?: IdempotencyInput): Promise<PhotoWrite<ChangeOutcome>> {
     return this.database.writeInTurn(() =>
       settlePhoto(
         this.idempotency.run(
-          idem,
+          idempotency,
           (): ChangeOutcome => {
             const photo = this.stmt.get.get(photoId, petId);
             if (!photo) return { kind: 'not_found' };
@@ -107,12 +107,12 @@ export class SqlitePhotoRepository implements PhotoRepository {
     petId: number,
     photoId: string,
     position: number,
-    idem?: IdempotencyInput,
+    idempotency?: IdempotencyInput,
   ): Promise<PhotoWrite<ChangeOutcome>> {
     return this.database.writeInTurn(() =>
       settlePhoto(
         this.idempotency.run(
-          idem,
+          idempotency,
           (): ChangeOutcome => {
             const photo = this.stmt.get.get(photoId, petId);
             if (!photo) return { kind: 'not_found' };
@@ -130,6 +130,6 @@ export class SqlitePhotoRepository implements PhotoRepository {
   }
 
   file(photoId: string, size: PhotoSize): Promise<Buffer | undefined> {
-    return wrap(() => this.stmt.file.get(photoId, size));
+    return runAsPromise(() => this.stmt.file.get(photoId, size));
   }
 }

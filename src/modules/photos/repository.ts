@@ -4,7 +4,7 @@ import {
   type Idempotent,
   type IdempotencyInput,
   type IdempotencyRefusal,
-} from '../../http/idempotency/index.js';
+} from '../../db/idempotency/records.js';
 import { PostgresPhotoRepository } from './repository.postgres.js';
 import { SqlitePhotoRepository } from './repository.sqlite.js';
 import type { PhotoRecord, PhotoSize } from './schemas.js';

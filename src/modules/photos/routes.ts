@@ -231,11 +231,12 @@ export const photoRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
         case 'not_found':
           throw photoNotFound(photoId);
         case 'bad_position':
-          throw new ApiError(
-            'validation_failed',
-            `Invalid request: position must be below ${result.count}.`,
-            [{ field: 'position', message: `must be below ${result.count} (the pet's number of photos)` }],
-          );
+          throw new ApiError('validation_failed', {
+            message: `Invalid request: position must be below ${result.count}.`,
+            details: [
+              { field: 'position', message: `must be below ${result.count} (the pet's number of photos)` },
+            ],
+          });
       }
     },
   );

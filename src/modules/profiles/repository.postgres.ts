@@ -1,10 +1,9 @@
 import type { PoolClient } from 'pg';
 import type { PostgresDatabase } from '../../db/postgres.js';
-import type { IdempotencyInput } from '../../http/idempotency/index.js';
-import { idempotencyRepository } from '../../http/idempotency/repository.js';
-import type { PostgresIdempotency } from '../../http/idempotency/repository.postgres.js';
-import { eventRepository } from '../events/repository.js';
-import type { PostgresEventRepository } from '../events/repository.postgres.js';
+import type { IdempotencyInput } from '../../db/idempotency/records.js';
+import { idempotencyRepository } from '../../db/idempotency/repository.js';
+import type { PostgresIdempotency } from '../../db/idempotency/repository.postgres.js';
+import { eventRepository, type PostgresEventAppender } from '../events/repository.js';
 import {
   applyChange,
   profileEvent,
@@ -36,12 +35,12 @@ const upsertSql = (): string => {
 
 export class PostgresProfileRepository implements ProfileRepository {
   private readonly idempotency: PostgresIdempotency;
-  private readonly events: PostgresEventRepository;
+  private readonly events: PostgresEventAppender;
   private readonly upsert = upsertSql();
 
   constructor(private readonly db: PostgresDatabase) {
-    this.idempotency = db.repository(idempotencyRepository) as PostgresIdempotency;
-    this.events = db.repository(eventRepository) as PostgresEventRepository;
+    this.idempotency = db.repository(idempotencyRepository);
+    this.events = db.repository(eventRepository);
   }
 
   async get(petId: number): Promise<ProfileRecord | undefined> {
@@ -49,11 +48,11 @@ export class PostgresProfileRepository implements ProfileRepository {
     return toRecord(rows[0]);
   }
 
-  write(input: ProfileWrite, idem?: IdempotencyInput): Promise<ProfileWriteResult> {
+  write(input: ProfileWrite, idempotency?: IdempotencyInput): Promise<ProfileWriteResult> {
     return this.db.transaction(async (client) => {
-      if (!idem) return this.writeNow(client, input);
+      if (!idempotency) return this.writeNow(client, input);
       return settleProfile(
-        await this.idempotency.run(client, idem, () => this.writeNow(client, input), recordOf),
+        await this.idempotency.run(client, idempotency, () => this.writeNow(client, input), recordOf),
       );
     });
   }

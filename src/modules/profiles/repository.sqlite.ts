@@ -1,10 +1,9 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import { wrap, type SqliteDatabase } from '../../db/sqlite.js';
-import type { IdempotencyInput } from '../../http/idempotency/index.js';
-import { idempotencyRepository } from '../../http/idempotency/repository.js';
-import type { SqliteIdempotency } from '../../http/idempotency/repository.sqlite.js';
-import { eventRepository } from '../events/repository.js';
-import type { SqliteEventRepository } from '../events/repository.sqlite.js';
+import { runAsPromise, type SqliteDatabase } from '../../db/sqlite.js';
+import type { IdempotencyInput } from '../../db/idempotency/records.js';
+import { idempotencyRepository } from '../../db/idempotency/repository.js';
+import type { SqliteIdempotency } from '../../db/idempotency/repository.sqlite.js';
+import { eventRepository, type SqliteEventAppender } from '../events/repository.js';
 import {
   applyChange,
   profileEvent,
@@ -26,14 +25,14 @@ const sqliteValue = (v: string | number | boolean | null) => (typeof v === 'bool
 /** Writes run in the turn's group commit (SqliteDatabase.writeInTurn), under the write lock. */
 export class SqliteProfileRepository implements ProfileRepository {
   private readonly idempotency: SqliteIdempotency;
-  private readonly events: SqliteEventRepository;
+  private readonly events: SqliteEventAppender;
   private readonly read: BetterSqlite3.Statement<[number], Row>;
   private readonly upsert: BetterSqlite3.Statement<unknown[]>;
 
   constructor(private readonly database: SqliteDatabase) {
     const db = database.db;
-    this.idempotency = database.repository(idempotencyRepository) as SqliteIdempotency;
-    this.events = database.repository(eventRepository) as SqliteEventRepository;
+    this.idempotency = database.repository(idempotencyRepository);
+    this.events = database.repository(eventRepository);
     // One row for a pet: its profile's columns, all null when it has none.
     this.read = db.prepare(
       `SELECT pr.doc, pr.version, pr.updated_at AS updatedAt FROM pets p
@@ -50,12 +49,12 @@ export class SqliteProfileRepository implements ProfileRepository {
   }
 
   get(petId: number): Promise<ProfileRecord | undefined> {
-    return wrap(() => toRecord(this.read.get(petId)));
+    return runAsPromise(() => toRecord(this.read.get(petId)));
   }
 
-  write(input: ProfileWrite, idem?: IdempotencyInput): Promise<ProfileWriteResult> {
+  write(input: ProfileWrite, idempotency?: IdempotencyInput): Promise<ProfileWriteResult> {
     return this.database.writeInTurn(() =>
-      settleProfile(this.idempotency.run(idem, () => this.writeNow(input), recordOf)),
+      settleProfile(this.idempotency.run(idempotency, () => this.writeNow(input), recordOf)),
     );
   }
 

@@ -3,7 +3,7 @@ import {
   settleIdempotent,
   type IdempotencyInput,
   type IdempotencyRefusal,
-} from '../../http/idempotency/index.js';
+} from '../../db/idempotency/records.js';
 import { buildEvent, type NewEvent } from '../events/repository.js';
 import { PostgresProfileRepository } from './repository.postgres.js';
 import { SqliteProfileRepository } from './repository.sqlite.js';

@@ -91,9 +91,10 @@ export const profileRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (ap
       case 'precondition_failed':
         throw preconditionFailed(strongEtag(result.version));
       case 'invalid':
-        throw new ApiError('validation_failed', `Invalid request: ${result.field} ${result.message}.`, [
-          { field: result.field, message: result.message },
-        ]);
+        throw new ApiError('validation_failed', {
+          message: `Invalid request: ${result.field} ${result.message}.`,
+          details: [{ field: result.field, message: result.message }],
+        });
       case 'idempotency_mismatch':
         throw refusal('mismatch');
       case 'idempotency_in_progress':
@@ -152,9 +153,10 @@ export const profileRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (ap
       const doc = canonical(request.body as Record<string, unknown>);
       const problem = profileProblem(doc, today());
       if (problem) {
-        throw new ApiError('validation_failed', `Invalid request: ${problem.invalid} ${problem.message}.`, [
-          { field: problem.invalid, message: problem.message },
-        ]);
+        throw new ApiError('validation_failed', {
+          message: `Invalid request: ${problem.invalid} ${problem.message}.`,
+          details: [{ field: problem.invalid, message: problem.message }],
+        });
       }
       return write(request, reply, 'putPetProfile', doc, () => doc);
     },

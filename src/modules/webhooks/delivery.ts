@@ -1,5 +1,5 @@
 /**
- * One HTTP delivery attempt, with the SSRF rules of DESIGN 4.4: the receiver's name is resolved on every
+ * One HTTP delivery attempt, with the service's SSRF rules (docs/api.md, "Webhooks"): the receiver's name is resolved on every
  * attempt, every address it resolves to must be public unicast (unless the host is in WEBHOOK_ALLOW_HOSTS),
  * and the connection goes to the address that was checked: the request's `lookup` answers with it, so no
  * second resolution can swap in another (DNS rebinding). Redirects are not followed (node:http never does),

@@ -1,5 +1,5 @@
 /**
- * The webhook dispatcher (DESIGN 4.4), run by every instance: it fans undispatched events out into
+ * The webhook dispatcher, run by every instance: it fans undispatched events out into
  * deliveries, then claims due deliveries with a lease and sends them, signed by the `standardwebhooks`
  * package.
  *
@@ -59,7 +59,7 @@ export interface DispatcherOptions {
   /**
    * True while API requests keep the event loop busy (server.ts: src/http/api-load.ts): deliveries then
    * start at most BUSY_CONCURRENCY at a time (one per endpoint), and events are fanned out
-   * BUSY_FAN_OUT_BATCH per pass, so background work gives the event loop back to API answers (DESIGN 4.4:
+   * BUSY_FAN_OUT_BATCH per pass, so background work gives the event loop back to API answers (the promise:
    * webhooks never delay them) and still makes progress; the backlog drains at full concurrency once the
    * load eases.
    */

@@ -37,7 +37,7 @@ import {
   type ClaimRow,
   type EndpointRow,
   type FanOutCursor,
-} from './repository.sqlite.js';
+} from './rows.js';
 
 const LIVE_KEYS = `SELECT account_id AS "accountId", scopes FROM api_keys
   WHERE account_id = ANY($1::bigint[]) AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2)`;

@@ -1,7 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import type BetterSqlite3 from 'better-sqlite3';
-import { wrap, type SqliteDatabase } from '../../db/sqlite.js';
-import { formatScopes, parseScopes, type Scope } from '../accounts/scopes.js';
+import { runAsPromise, type SqliteDatabase } from '../../db/sqlite.js';
+import type { Scope } from '../accounts/scopes.js';
 import {
   ENDPOINT_DISABLED,
   endpointMay,
@@ -10,7 +9,6 @@ import {
   FAN_OUT_ROWS,
   formatEvents,
   NOT_AUTHORIZED,
-  parseEvents,
   roomFor,
   unionScopes,
   type ClaimCandidate,
@@ -25,102 +23,20 @@ import {
   type QueueStats,
   type WebhookRepository,
 } from './repository.js';
-
-export const ENDPOINT_COLUMNS = `id, account_id AS "accountId", url, events, secret,
-  previous_secret AS "previousSecret", previous_expires_at AS "previousExpiresAt", enabled,
-  disabled_reason AS "disabledReason", orders_manage AS "ordersManage", granted_scopes AS "grantedScopes",
-  created_at AS "createdAt", updated_at AS "updatedAt"`;
-export const DELIVERY_COLUMNS = `id, endpoint_id AS "endpointId", event_id AS "eventId",
-  event_type AS "eventType", status, attempts, next_attempt_at AS "nextAttemptAt",
-  last_status_code AS "lastStatusCode", last_error AS "lastError", last_attempt_at AS "lastAttemptAt",
-  created_at AS "createdAt"`;
-
-export type EndpointRow = Omit<EndpointRecord, 'events' | 'enabled' | 'ordersManage' | 'grantedScopes'> & {
-  events: string;
-  enabled: number;
-  ordersManage: number;
-  grantedScopes: string | null;
-};
-
-export function toEndpoint(row: EndpointRow): EndpointRecord {
-  return {
-    ...row,
-    events: parseEvents(row.events),
-    enabled: row.enabled === 1,
-    ordersManage: row.ordersManage === 1,
-    grantedScopes: row.grantedScopes === null ? null : (parseScopes(row.grantedScopes) ?? []),
-  };
-}
-
-/** Storage form of an endpoint's granted scopes (null: not recorded). */
-export const formatGranted = (scopes: readonly Scope[] | undefined): string | null =>
-  scopes === undefined ? null : (formatScopes([...scopes].sort()) ?? '');
-
-/** A delivery with what deciding whether its endpoint may still receive it needs. */
-export interface AuthorityRow {
-  id: number;
-  type: string;
-  eventAccountId: number | null;
-  accountId: number;
-  ordersManage: number;
-  grantedScopes: string | null;
-}
-
-export const authorityOf = (row: AuthorityRow) => ({
-  accountId: row.accountId,
-  ordersManage: row.ordersManage === 1,
-  grantedScopes: row.grantedScopes === null ? null : (parseScopes(row.grantedScopes) ?? []),
-});
-
-/** An event's fan-out cut short by the row bound: continue it after this endpoint id. */
-export interface FanOutCursor {
-  eventId: string;
-  afterEndpoint: number;
-}
-
-/** Whether the error is the unique index on (account, url) of webhook endpoints. */
-export function isDuplicateUrl(error: unknown): boolean {
-  const e = (error ?? {}) as { code?: unknown; constraint?: unknown; message?: unknown };
-  if (e.code === '23505') return e.constraint === 'webhook_endpoints_account_url';
-  return (
-    e.code === 'SQLITE_CONSTRAINT_UNIQUE' &&
-    typeof e.message === 'string' &&
-    e.message.includes('webhook_endpoints.url')
-  );
-}
-
-export interface ClaimRow {
-  id: number;
-  endpointId: number;
-  accountId: number;
-  url: string;
-  secret: string;
-  previousSecret: string | null;
-  previousExpiresAt: number | null;
-  eventId: string;
-  payload: string;
-  attempts: number;
-  traceparent: string | null;
-}
-
-export function toClaimed(row: ClaimRow, leaseToken: string, now: number): ClaimedDelivery {
-  const secrets = [row.secret];
-  if (row.previousSecret !== null && (row.previousExpiresAt ?? 0) > now) secrets.push(row.previousSecret);
-  return {
-    id: row.id,
-    leaseToken,
-    endpointId: row.endpointId,
-    accountId: row.accountId,
-    url: row.url,
-    secrets,
-    eventId: row.eventId,
-    payload: row.payload,
-    attempts: row.attempts,
-    traceparent: row.traceparent,
-  };
-}
-
-export const newLeaseToken = (): string => randomBytes(12).toString('base64url');
+import {
+  authorityOf,
+  DELIVERY_COLUMNS,
+  ENDPOINT_COLUMNS,
+  formatGranted,
+  isDuplicateUrl,
+  newLeaseToken,
+  toClaimed,
+  toEndpoint,
+  type AuthorityRow,
+  type ClaimRow,
+  type EndpointRow,
+  type FanOutCursor,
+} from './rows.js';
 
 /**
  * The dispatcher's statements: preparing one costs more than running it, and they run several times per
@@ -270,7 +186,7 @@ export class SqliteWebhookRepository implements WebhookRepository {
   }
 
   listEndpoints(q: { accountId?: number; afterId?: number; limit: number }): Promise<EndpointRecord[]> {
-    return wrap(() =>
+    return runAsPromise(() =>
       this.db
         .prepare<[number, number | null, number | null, number], EndpointRow>(
           `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id > ? AND (? IS NULL OR account_id = ?)
@@ -282,7 +198,7 @@ export class SqliteWebhookRepository implements WebhookRepository {
   }
 
   getEndpoint(accountId: number | undefined, id: number): Promise<EndpointRecord | undefined> {
-    return wrap(() => this.endpoint(accountId, id));
+    return runAsPromise(() => this.endpoint(accountId, id));
   }
 
   updateEndpoint(
@@ -351,7 +267,7 @@ export class SqliteWebhookRepository implements WebhookRepository {
   }
 
   listDeliveries(q: { endpointId: number; afterId?: number; limit: number }): Promise<DeliveryRecord[]> {
-    return wrap(() =>
+    return runAsPromise(() =>
       this.db
         .prepare<[number, number, number], DeliveryRecord>(
           `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE endpoint_id = ? AND id > ? ORDER BY id LIMIT ?`,
@@ -439,7 +355,7 @@ export class SqliteWebhookRepository implements WebhookRepository {
   unauthorized(deliveryIds: number[], now: number): Promise<number[]> {
     if (deliveryIds.length === 0) return Promise.resolve([]);
     const s = this.dispatch;
-    return wrap(() => {
+    return runAsPromise(() => {
       const rows = s.authority.all(JSON.stringify(deliveryIds));
       const accounts = [...new Set(rows.map((r) => r.accountId))];
       const keys = s.liveKeys.all(JSON.stringify(accounts), now);
@@ -470,7 +386,9 @@ export class SqliteWebhookRepository implements WebhookRepository {
 
   liveScopes(accountId: number, now: number): Promise<ReadonlySet<Scope>> {
     const s = this.dispatch;
-    return wrap(() => unionScopes(s.liveKeys.all(JSON.stringify([accountId]), now).map((k) => k.scopes)));
+    return runAsPromise(() =>
+      unionScopes(s.liveKeys.all(JSON.stringify([accountId]), now).map((k) => k.scopes)),
+    );
   }
 
   claim(q: ClaimQuery): Promise<ClaimedDelivery[]> {
@@ -535,7 +453,7 @@ export class SqliteWebhookRepository implements WebhookRepository {
   }
 
   stats(): Promise<QueueStats> {
-    return wrap(() =>
+    return runAsPromise(() =>
       this.db
         .prepare<[], QueueStats>(
           `SELECT count(*) AS pending, min(d.created_at) AS oldestCreatedAt FROM webhook_deliveries d

@@ -1,4 +1,4 @@
-/** Webhook endpoint management (DESIGN 4.4): an account's own endpoints, their deliveries, manual retry. */
+/** Webhook endpoint management: an account's own endpoints, their deliveries, manual retry. */
 import { randomBytes } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
@@ -103,17 +103,16 @@ function requireEventScopes(request: FastifyRequest, events: readonly string[], 
   const granted = request.principal!.scopes;
   const missing = neededScopes(events, ordersManage).filter((any) => !any.some((s) => granted.has(s)));
   if (missing.length === 0) return;
-  throw new ApiError(
-    'insufficient_scope',
-    `This API key lacks the scope ${missing.map((any) => any.map((s) => `"${s}"`).join(' or ')).join(', ')} ` +
+  throw new ApiError('insufficient_scope', {
+    message:
+      `This API key lacks the scope ${missing.map((any) => any.map((s) => `"${s}"`).join(' or ')).join(', ')} ` +
       "that this endpoint's events need.",
-    undefined,
-    {
+    headers: {
       'www-authenticate': `Bearer realm="pet-adoption", error="insufficient_scope", scope="${missing
         .map((any) => any[0])
         .join(' ')}"`,
     },
-  );
+  });
 }
 
 /** What the key may use, as recorded on the endpoint it sets up (sorted: the stored form is stable). */
@@ -131,9 +130,10 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
   const checkUrl = (url: string | undefined): void => {
     const problem = url === undefined ? undefined : urlProblem(url, allowHosts);
     if (problem) {
-      throw new ApiError('validation_failed', `Invalid request: url ${problem}.`, [
-        { field: 'url', message: problem },
-      ]);
+      throw new ApiError('validation_failed', {
+        message: `Invalid request: url ${problem}.`,
+        details: [{ field: 'url', message: problem }],
+      });
     }
   };
   const accountOf = (request: { principal: { account: { id: number } } | null }): number =>

@@ -1,4 +1,4 @@
-/** The retry schedule (DESIGN 4.4): after the n-th failed attempt, wait RETRY_DELAYS_MS[n-1] ± 20 %. */
+/** The retry schedule (docs/api.md, "Webhooks"): after the n-th failed attempt, wait RETRY_DELAYS_MS[n-1] ± 20 %. */
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
 const HOUR = 60 * MINUTE;

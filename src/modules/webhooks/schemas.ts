@@ -1,4 +1,4 @@
-/** Webhook endpoints and deliveries (DESIGN 4.4): components `WebhookEndpoint` and `WebhookDelivery`. */
+/** Webhook endpoints and deliveries: components `WebhookEndpoint` and `WebhookDelivery`. */
 import { Type, type Static } from 'typebox';
 import { pageQuery } from '../../http/paging.js';
 import { INT64_MAX, issuedId, MAX_ID, timestamp } from '../../http/schemas.js';

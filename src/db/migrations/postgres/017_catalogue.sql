@@ -49,15 +49,16 @@ CREATE INDEX listing_words_words ON listing_words USING gin (words);
 INSERT INTO listing_words (pet_id, words) SELECT id, to_tsvector('simple', catalogue_fold(name)) FROM pets;
 
 -- Statement-level triggers with transition tables: a bulk insert (seeding, a turn's creations) indexes its
--- rows in one statement instead of one per row. A rename is rare and stays per row.
-CREATE FUNCTION listing_words_pets_added() RETURNS trigger LANGUAGE plpgsql AS $$
+-- rows in one statement instead of one per row. A rename is rare and stays per row. SET search_path FROM
+-- CURRENT, as for bump_read_version (010): a write from a session with another search_path finds the words.
+CREATE FUNCTION listing_words_pets_added() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 BEGIN
   INSERT INTO listing_words (pet_id, words)
   SELECT id, to_tsvector('simple', catalogue_fold(name)) FROM added
   ON CONFLICT (pet_id) DO UPDATE SET words = excluded.words;
   RETURN NULL;
 END $$;
-CREATE FUNCTION listing_words_pet_renamed() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION listing_words_pet_renamed() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 BEGIN
   INSERT INTO listing_words (pet_id, words)
   SELECT NEW.id, to_tsvector('simple', catalogue_fold(
@@ -66,7 +67,7 @@ BEGIN
   ON CONFLICT (pet_id) DO UPDATE SET words = excluded.words;
   RETURN NULL;
 END $$;
-CREATE FUNCTION listing_words_profiles_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION listing_words_profiles_changed() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 BEGIN
   INSERT INTO listing_words (pet_id, words)
   SELECT p.id, to_tsvector('simple', catalogue_fold(

@@ -9,9 +9,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { PG_URL, REDIS_URL, uniqueName, type Backend } from '../helpers.js';
+import { PG_URL, REDIS_URL, uniqueName } from './services.js';
 
-export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const CLI = join(ROOT, 'dist', 'cli.js');
 /** Generous bounds: only there so that a hang fails the test instead of stalling the run. */
 const START_TIMEOUT_MS = 20_000;
@@ -200,7 +200,7 @@ export interface Environment {
 }
 
 /** The server environment for a backend: a fresh database (and counter namespace) of its own. */
-export async function environmentFor(backend: Backend): Promise<Environment> {
+export async function environmentFor(backend: { name: string }): Promise<Environment> {
   if (backend.name === 'sqlite+memory') {
     const dir = mkdtempSync(join(tmpdir(), 'pet-adoption-e2e-'));
     return {

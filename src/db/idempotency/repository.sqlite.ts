@@ -1,6 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import type { SqliteDatabase } from '../../db/sqlite.js';
-import { replayAllowed, type Idempotent, type IdempotencyInput, type Recorded } from './index.js';
+import type { SqliteDatabase } from '../sqlite.js';
+import { replayAllowed, type Idempotent, type IdempotencyInput, type Recorded } from './records.js';
 import type { IdempotencyRepository } from './repository.js';
 
 interface Row {

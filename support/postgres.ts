@@ -3,8 +3,8 @@
  * run) share the test database without seeing each other's rows, and closing one drops its schema.
  */
 import pg from 'pg';
-import { PostgresDatabase } from '../../src/db/postgres.js';
-import { PG_URL, uniqueName } from '../helpers.js';
+import { PostgresDatabase } from '../src/db/postgres.js';
+import { PG_URL, uniqueName } from './services.js';
 
 export interface TestPostgresOptions {
   /** Reuse a schema (e.g. to open a second instance on the same data); a new unique one by default. */

@@ -1,6 +1,6 @@
 import type { PoolClient } from 'pg';
-import type { PostgresDatabase } from '../../db/postgres.js';
-import { replayAllowed, type Idempotent, type IdempotencyInput, type Recorded } from './index.js';
+import type { PostgresDatabase } from '../postgres.js';
+import { replayAllowed, type Idempotent, type IdempotencyInput, type Recorded } from './records.js';
 import type { IdempotencyRepository } from './repository.js';
 
 const SQL = {

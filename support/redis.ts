@@ -9,8 +9,8 @@ import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import type { FastifyBaseLogger } from 'fastify';
 import { Redis } from 'ioredis';
-import { RedisCounterStore } from '../../src/ratelimit/redis.js';
-import { REDIS_URL, uniqueName } from '../helpers.js';
+import { RedisCounterStore } from '../src/ratelimit/redis.js';
+import { REDIS_URL, uniqueName } from './services.js';
 
 export interface TestRedisStoreOptions {
   /**

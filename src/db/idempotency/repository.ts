@@ -1,4 +1,4 @@
-import type { RepositoryFactory } from '../../db/database.js';
+import type { RepositoryFactory } from '../database.js';
 import { PostgresIdempotency } from './repository.postgres.js';
 import { SqliteIdempotency } from './repository.sqlite.js';
 
@@ -6,7 +6,7 @@ import { SqliteIdempotency } from './repository.sqlite.js';
  * Where idempotency records live. Writes go through the backend's `run` (see its class), called by a
  * module's repository inside the transaction of the write; this interface is what the rest needs.
  *
- * Contract (test/db.test.ts, idempotency): at most one write per (account, operation, key) within the
+ * Contract (test/contracts/idempotency.contract.test.ts): at most one write per (account, operation, key) within the
  * retention window; a record is stored only for a write that succeeded.
  */
 export interface IdempotencyRepository {
@@ -14,7 +14,7 @@ export interface IdempotencyRepository {
   purge(before: number): Promise<void>;
 }
 
-export const idempotencyRepository: RepositoryFactory<SqliteIdempotency | PostgresIdempotency> = {
+export const idempotencyRepository: RepositoryFactory<SqliteIdempotency, PostgresIdempotency> = {
   sqlite: (db) => new SqliteIdempotency(db),
   postgres: (db) => new PostgresIdempotency(db),
 };

@@ -1,0 +1,74 @@
+/* global module */
+/**
+ * Which way imports may point (run by `npm run lint`). Layers: db -> modules -> http/app -> server; the
+ * HTTP layer is written once for every module and imports none; modules change each other's rows only
+ * through the owner's repository interface; what tests, bench and chaos share lives in support/.
+ */
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'http-imports-no-module',
+      comment: 'src/http is used by every module; what it needs of one is handed in by src/app.ts.',
+      severity: 'error',
+      from: { path: '^src/http/' },
+      to: { path: '^src/modules/' },
+    },
+    {
+      name: 'no-module-imports-app',
+      comment:
+        'Modules are built by the app, never the other way round (settings come typed from src/config.ts).',
+      severity: 'error',
+      from: { path: '^src/(modules|http|db)/' },
+      to: { path: '^src/(app|server)\\.ts$' },
+    },
+    {
+      name: 'data-does-not-depend-on-http',
+      comment: 'Repositories and storage work without HTTP (the CLI uses them too).',
+      severity: 'error',
+      from: { path: ['^src/db/', '^src/modules/[^/]+/repository[^/]*\\.ts$'] },
+      to: { path: '^src/http/' },
+    },
+    {
+      name: 'db-imports-no-module',
+      severity: 'error',
+      from: { path: '^src/db/' },
+      to: { path: '^src/modules/' },
+    },
+    {
+      name: 'one-backend-per-file',
+      comment:
+        "A backend's repository does not borrow from the other backend's; shared code goes in a neutral file.",
+      severity: 'error',
+      from: { path: 'repository\\.(sqlite|postgres)\\.ts$' },
+      to: { path: 'repository\\.(sqlite|postgres)\\.ts$', pathNot: '^src/db/idempotency/' },
+    },
+    {
+      name: 'module-internals-stay-inside',
+      comment:
+        "Another module's rows change only through that module's interface (repository.ts), never its backend classes.",
+      severity: 'error',
+      from: { path: '^src/modules/([^/]+)/' },
+      to: { path: '^src/modules/[^/]+/repository\\.(sqlite|postgres)\\.ts$', pathNot: '^src/modules/$1/' },
+    },
+    {
+      name: 'nothing-imports-test',
+      comment: 'Tests import the code; the code, the benchmarks, chaos runs and support/ never import tests.',
+      severity: 'error',
+      from: { path: '^(src|bench|chaos|support|packages/client/src)/' },
+      to: { path: '^test/' },
+    },
+    {
+      name: 'src-imports-no-tooling',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { path: '^(bench|chaos|support|packages)/' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '(^|/)(node_modules|dist)/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.test.json' },
+  },
+};
