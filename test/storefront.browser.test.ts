@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { IN_CI, sqliteMemory } from './helpers.js';
-import { baseEnv, environmentFor, ROOT, type Environment } from './support/processes.js';
+import { baseEnv, environmentFor, ROOT, type Environment } from '../support/processes.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 /** Enough pets that the search near Berlin, narrowed, still fills more than one page of 12. */

@@ -16,7 +16,7 @@ import { loadConfig } from '../../src/config.js';
 import { processPhoto } from '../../src/modules/photos/image.js';
 import { photoRepository } from '../../src/modules/photos/repository.js';
 import { MAX_PHOTOS } from '../../src/modules/photos/schemas.js';
-import { terminate, type Server } from '../../test/support/processes.js';
+import { terminate, type Server } from '../../support/processes.js';
 import { Interleaved, type Measured } from './load.js';
 import type { Context, Outcome } from './scenario.js';
 import { fromMeasured } from './scenario.js';

@@ -3,7 +3,7 @@
  * city (keyset paging: the cursor the service issued, reached by following `Link: rel="next"`). The cost is
  * the first page's ratio ÷ the deep page's, each against the same baseline; the row judges the larger.
  */
-import { terminate } from '../../test/support/processes.js';
+import { terminate } from '../../support/processes.js';
 import { NEAR, pathAfter, sameBytesBaseline, sqliteCatalogue } from '../lib/catalogue.js';
 import { Interleaved } from '../lib/load.js';
 import { defineScenario } from '../lib/scenario.js';

@@ -2,10 +2,10 @@
  * `listingsNear` on PostgreSQL + Redis: the same 100,000-pet catalogue in a schema of its own and a Redis
  * key prefix of its own, both dropped afterwards; skipped when either server is unreachable.
  */
-import { externalServicesAvailable, PG_URL, REDIS_URL, uniqueName } from '../../test/helpers.js';
-import { terminate } from '../../test/support/processes.js';
-import { dropSchema, postgresUrl } from '../../test/support/postgres.js';
-import { deleteKeys } from '../../test/support/redis.js';
+import { externalServicesAvailable, PG_URL, REDIS_URL, uniqueName } from '../../support/services.js';
+import { terminate } from '../../support/processes.js';
+import { dropSchema, postgresUrl } from '../../support/postgres.js';
+import { deleteKeys } from '../../support/redis.js';
 import { measureSameBytes, startCatalogue, type Catalogue } from '../lib/catalogue.js';
 import { defineScenario, Skip } from '../lib/scenario.js';
 import { trimLog, logFile } from '../lib/service.js';

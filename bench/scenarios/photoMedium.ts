@@ -2,7 +2,7 @@
  * A photo's medium rendering, served without a key, against a bare server sending the same bytes (status,
  * headers and body). The requests cycle through 1,000 photos of the catalogue.
  */
-import { terminate } from '../../test/support/processes.js';
+import { terminate } from '../../support/processes.js';
 import { sameBytesBaseline, sqliteCatalogue } from '../lib/catalogue.js';
 import { Interleaved } from '../lib/load.js';
 import { defineScenario, fromMeasured } from '../lib/scenario.js';

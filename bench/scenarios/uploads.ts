@@ -6,7 +6,7 @@
  * upload's p99.
  */
 import sharp from 'sharp';
-import { terminate } from '../../test/support/processes.js';
+import { terminate } from '../../support/processes.js';
 import { CATALOGUE_PETS, PHOTO_EVERY, sameBytesBaseline, sqliteCatalogue } from '../lib/catalogue.js';
 import { Interleaved, median, type Measured } from '../lib/load.js';
 import { defineScenario } from '../lib/scenario.js';
