@@ -492,6 +492,9 @@ for (const backend of await backends()) {
         bodies,
       );
       assert.ok(attempts >= 4, 'the hook ran after each write');
+      // On PostgreSQL the failed write's shared transaction ran the hook for it and then the others of its
+      // batch again, alone: more runs than writes.
+      if (!sqlite) assert.ok(attempts >= 5, `${attempts} runs of the hook`);
       // Each write's effect is there, except the failed one's, which was rolled back alone.
       const ok = (i: number) => i !== failed;
       assert.equal(await petStatus(ctx.app, key, p1), ok(0) ? 'pending' : 'available');
