@@ -1,7 +1,8 @@
 /**
  * Writes of one event-loop turn (DESIGN 4.2, 4.3, 4.4) through HTTP on every backend. On SQLite the changes,
  * removals, placements and actions of a turn share one transaction (group commit, SqliteDatabase.writeInTurn),
- * each in its own savepoint; on PostgreSQL each has its own transaction. Either way: a write that fails
+ * each in its own savepoint; on PostgreSQL those without an Idempotency-Key share one transaction per turn and
+ * are run again one by one when it fails, and those with a key have their own. Either way: a write that fails
  * after its real update is rolled back alone, with its event and its idempotency record, while the others of
  * the turn commit; and no write is answered before it is committed (read back on another connection at the
  * moment its answer arrives).

@@ -22,7 +22,7 @@ import {
   type TransitionOutcome,
   type TransitionResult,
 } from './repository.js';
-import type { Pet, PetStatus } from '../pets/schemas.js';
+import type { PetStatus } from '../pets/schemas.js';
 import type { Inventory, OrderStatus } from './schemas.js';
 
 const ORDER_COLUMNS = `o.id, o.account_id AS "accountId", a.name AS "accountName", o.pet_id AS "petId",
@@ -86,6 +86,9 @@ interface Decided {
   pet?: MovedPet;
 }
 
+/** A pet as its row lock reads it. */
+type LockedPet = Omit<MovedPet, 'previousStatus'>;
+
 function isOpen(status: OrderStatus): boolean {
   return status === 'placed' || status === 'approved';
 }
@@ -141,6 +144,7 @@ export class PostgresOrderRepository implements OrderRepository {
     return sharedThenAlone(
       this.db,
       inputs,
+      // Without an idempotency key there is nothing to replay: the outcome is the write's own.
       (write) => this.writeAlone(write, undefined) as Promise<WriteOutcome>,
       (client, writes, failed) => this.writeShared(client, writes, failed),
     );
@@ -193,7 +197,7 @@ export class PostgresOrderRepository implements OrderRepository {
   ): Promise<WriteOutcome[]> {
     const placements = writes.flatMap((w) => ('place' in w ? [w.place] : []));
     const actions = writes.flatMap((w) => ('act' in w ? [w.act] : []));
-    const lockedPets = await client.query<MovedPet>({
+    const lockedPets = await client.query<LockedPet>({
       name: 'orders_lock_pets',
       text: SQL.lockPets,
       values: [placements.map((p) => p.petId), actions.map((a) => a.id)],
@@ -331,7 +335,7 @@ export class PostgresOrderRepository implements OrderRepository {
 
   /** Moves a locked pet within a batch: its new status and version, and the pet as the event shows it. */
   private movePet(
-    pet: MovedPet,
+    pet: LockedPet,
     status: PetStatus,
     changed: Map<number, { status: PetStatus; version: number }>,
   ): MovedPet {
