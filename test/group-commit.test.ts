@@ -1,7 +1,8 @@
 /**
  * Writes of one event-loop turn (DESIGN 4.2, 4.3, 4.4) through HTTP on every backend. On SQLite the changes,
  * removals, placements and actions of a turn share one transaction (group commit, SqliteDatabase.writeInTurn),
- * each in its own savepoint; on PostgreSQL each has its own transaction. Either way: a write that fails
+ * each in its own savepoint; on PostgreSQL those without an Idempotency-Key share one transaction per turn and
+ * are run again one by one when it fails, and those with a key have their own. Either way: a write that fails
  * after its real update is rolled back alone, with its event and its idempotency record, while the others of
  * the turn commit; and no write is answered before it is committed (read back on another connection at the
  * moment its answer arrives).
@@ -9,15 +10,27 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import BetterSqlite3 from 'better-sqlite3';
-import type { InjectOptions, LightMyRequestResponse } from 'fastify';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import type { PoolClient } from 'pg';
+import { buildApp } from '../src/app.js';
 import { StorageUnavailableError, type Database } from '../src/db/database.js';
 import { PostgresDatabase } from '../src/db/postgres.js';
 import { SqliteDatabase } from '../src/db/sqlite.js';
-import { backends, bearer, createTestContext, type TestContext } from './helpers.js';
+import {
+  backends,
+  bearer,
+  createTestContext,
+  defaultTestConfig,
+  postgresRedis,
+  type TestContext,
+} from './helpers.js';
+import { postgresUrl } from '../support/postgres.js';
+import { createTestRedisStore } from '../support/redis.js';
+import { externalServicesAvailable } from '../support/services.js';
 import { assertV1Error } from './support/assertions.js';
 import { feedPoller } from './support/events.js';
 import { failAfterWrite } from './support/faults.js';
-import { act, availablePet, petStatus, placeOrder } from './support/orders.js';
+import { act, availablePet, newOrder, petStatus, placeOrder } from './support/orders.js';
 
 const MERGE_PATCH = { 'content-type': 'application/merge-patch+json' };
 
@@ -55,6 +68,30 @@ function oneFailed(responses: LightMyRequestResponse[], ok: number): { failed: n
   assertV1Error(responses[failed]!, 503, 'service_unavailable', 'the failed write');
   return { failed, succeeded: statuses.flatMap((s, i) => (s === ok ? [i] : [])) };
 }
+
+/**
+ * Watches the transactions begun on a PostgreSQL database (none on SQLite): how many, and the errors of those
+ * that failed (a deadlock among them would otherwise be hidden by a batch's retry of its writes one by one).
+ */
+function watchTransactions(database: Database): { begun: number; failed: unknown[]; restore(): void } {
+  const watch = { begun: 0, failed: [] as unknown[], restore: () => undefined as void };
+  if (!(database instanceof PostgresDatabase)) return watch;
+  const original = database.transaction.bind(database);
+  database.transaction = <T>(fn: (client: PoolClient) => Promise<T>): Promise<T> => {
+    watch.begun++;
+    return original(fn).catch((error: unknown) => {
+      watch.failed.push(error);
+      throw error;
+    });
+  };
+  watch.restore = () => {
+    delete (database as { transaction?: unknown }).transaction;
+  };
+  return watch;
+}
+
+/** The error code of an error answer. */
+const codeOf = (res: LightMyRequestResponse): string => (res.json() as { code: string }).code;
 
 for (const backend of await backends()) {
   describe(`writes of one turn [${backend.name}]`, () => {
@@ -319,6 +356,168 @@ for (const backend of await backends()) {
       );
     });
 
+    test('placements and actions of one turn without keys: each gets its own answer, limits and races exact', async () => {
+      const small = await createTestContext(backend, { config: { maxOpenOrders: 3 } });
+      try {
+        const [a, b, c] = [
+          // Without orders:manage: each sees and counts its own orders only.
+          (await small.createKey({ name: 'turn-a', scopes: ['orders:write', 'events:read'] })).key,
+          (await small.createKey({ name: 'turn-b', scopes: ['orders:write', 'events:read'] })).key,
+          (await small.createKey({ name: 'turn-c' })).key,
+        ];
+        const pets: number[] = [];
+        for (let i = 0; i < 8; i++) pets.push(await availablePet(small.app, c));
+        const [p0, p1, p2, p3, p4, p5, p6, p7] = pets as [number, ...number[]];
+        assert.equal((await placeOrder(small.app, a, p0)).statusCode, 201);
+        const id = async (res: Promise<LightMyRequestResponse>) => {
+          const answer = await res;
+          assert.equal(answer.statusCode, 201, answer.body);
+          return (answer.json() as { id: number }).id;
+        };
+        const x = await id(placeOrder(small.app, c, p5!));
+        const y = await id(placeOrder(small.app, c, p6!));
+        const z = await id(placeOrder(small.app, c, p7!));
+        assert.equal((await act(small.app, c, y, 'approve')).statusCode, 200);
+        const cPoller = feedPoller(small.app, c);
+        const aPoller = feedPoller(small.app, a);
+        const bPoller = feedPoller(small.app, b);
+        await Promise.all([cPoller.poll(), aPoller.poll(), bPoller.poll()]);
+
+        const watch = watchTransactions(small.database);
+        let answers: LightMyRequestResponse[];
+        try {
+          answers = await Promise.all([
+            placeOrder(small.app, a, p1!),
+            placeOrder(small.app, b, p1!),
+            placeOrder(small.app, a, p2!),
+            placeOrder(small.app, a, p3!),
+            placeOrder(small.app, a, p4!),
+            placeOrder(small.app, b, 999_999),
+            act(small.app, c, x, 'approve'),
+            act(small.app, c, x, 'approve'),
+            act(small.app, c, y, 'deliver'),
+            act(small.app, c, y, 'cancel'),
+            act(small.app, c, z, 'cancel', { 'if-match': '"7"' }),
+            act(small.app, c, 999_999, 'approve'),
+          ]);
+        } finally {
+          watch.restore();
+        }
+        const statuses = answers.map((r) => r.statusCode);
+        const bodies = answers.map((r) => r.body).join('\n');
+        if (!sqlite) {
+          // Twelve writes arriving together share transactions (each alone would have begun its own).
+          assert.ok(watch.begun <= 5, `${watch.begun} transactions`);
+          assert.deepEqual(watch.failed, []);
+        }
+
+        // Two accounts ordering one pet: exactly one 201.
+        assert.deepEqual([statuses[0], statuses[1]].sort(), [201, 409], bodies);
+        assert.equal(codeOf(answers[statuses[0] === 409 ? 0 : 1]!), 'pet_not_available');
+        // Account a had one open order of three allowed: exactly two more go through, the rest are refused.
+        const ofA = [0, 2, 3, 4].map((i) => answers[i]!);
+        assert.equal(ofA.filter((r) => r.statusCode === 201).length, 2, bodies);
+        const refusals = ofA.filter((r) => r.statusCode !== 201);
+        for (const r of refusals)
+          assert.ok(['open_order_limit', 'pet_not_available'].includes(codeOf(r)), r.body);
+        assert.ok(
+          refusals.some((r) => codeOf(r) === 'open_order_limit'),
+          bodies,
+        );
+        const open = await small.app.inject({ url: '/v1/store/orders?status=placed', headers: bearer(a) });
+        assert.equal((open.json() as unknown[]).length, 3, 'account a holds exactly its limit');
+        assertV1Error(answers[5]!, 400, 'validation_failed', 'an unknown pet');
+        // Two actions racing on one order: exactly one wins.
+        assert.deepEqual([statuses[6], statuses[7]].sort(), [200, 409], bodies);
+        assert.equal(codeOf(answers[statuses[6] === 409 ? 6 : 7]!), 'invalid_transition');
+        assert.deepEqual([statuses[8], statuses[9]].sort(), [200, 409], bodies);
+        const delivered = statuses[8] === 200;
+        assert.equal(await petStatus(small.app, c, p6!), delivered ? 'sold' : 'available');
+        assertV1Error(answers[10]!, 412, 'precondition_failed', 'a cancel under a stale If-Match');
+        assertV1Error(answers[11]!, 404, 'order_not_found', 'an unknown order');
+        assert.equal(await petStatus(small.app, c, p7!), 'pending', 'the refused cancel changed nothing');
+
+        // One order event per write that went through, each order and pet in version order.
+        const [ofC, fromA, fromB] = [await cPoller.poll(), await aPoller.poll(), await bPoller.poll()];
+        assert.deepEqual(
+          ofC
+            .filter((e) => e.type.startsWith('order.') && e.type !== 'order.placed')
+            .map((e) => e.type)
+            .sort(),
+          ['order.approved', delivered ? 'order.delivered' : 'order.cancelled'],
+        );
+        const placements = statuses.slice(0, 5).filter((s) => s === 201).length;
+        assert.equal(
+          [...fromA, ...fromB].filter((e) => e.type === 'order.placed').length,
+          placements,
+          'one order.placed per 201',
+        );
+        const petEvents = ofC.filter((e) => e.type === 'pet.updated');
+        assert.equal(
+          petEvents.length,
+          placements + 1,
+          'one pet move per placement, and the deliver or cancel',
+        );
+        for (const pet of pets) {
+          const versions = petEvents.filter((e) => e.data.object.id === pet).map((e) => e.data.version);
+          assert.deepEqual(
+            versions,
+            [...versions].sort((m, n) => m - n),
+          );
+        }
+      } finally {
+        await small.close();
+      }
+    });
+
+    test('one failing write among a turn’s placements and actions fails alone', async () => {
+      const [p1, p2] = [await availablePet(ctx.app, key), await availablePet(ctx.app, key)];
+      const { id: placed } = await newOrder(ctx.app, key);
+      const { id: other, petId: otherPet } = await newOrder(ctx.app, key);
+      await poller.poll();
+      const { result, attempts } = await withFailure('orders', 2, () =>
+        Promise.all([
+          placeOrder(ctx.app, key, p1),
+          act(ctx.app, key, placed, 'approve'),
+          placeOrder(ctx.app, key, p2),
+          act(ctx.app, key, other, 'cancel'),
+        ]),
+      );
+      const statuses = result.map((r) => r.statusCode);
+      const bodies = result.map((r) => r.body).join('\n');
+      assert.equal(statuses.filter((s) => s === 503).length, 1, bodies);
+      const failed = statuses.indexOf(503);
+      assertV1Error(result[failed]!, 503, 'service_unavailable', 'the failed write');
+      assert.ok(
+        statuses.every((s, i) => i === failed || s === (i % 2 === 0 ? 201 : 200)),
+        bodies,
+      );
+      assert.ok(attempts >= 4, 'the hook ran after each write');
+      // On PostgreSQL the failed write's shared transaction ran the hook for it and then the others of its
+      // batch again, alone: more runs than writes.
+      if (!sqlite) assert.ok(attempts >= 5, `${attempts} runs of the hook`);
+      // Each write's effect is there, except the failed one's, which was rolled back alone.
+      const ok = (i: number) => i !== failed;
+      assert.equal(await petStatus(ctx.app, key, p1), ok(0) ? 'pending' : 'available');
+      assert.equal(
+        (await request({ url: `/v1/store/orders/${placed}` })).json().status,
+        ok(1) ? 'approved' : 'placed',
+      );
+      assert.equal(await petStatus(ctx.app, key, p2), ok(2) ? 'pending' : 'available');
+      assert.equal(await petStatus(ctx.app, key, otherPet), ok(3) ? 'available' : 'pending');
+      const expected = [
+        ['order.placed', 'pet.updated'],
+        ['order.approved'],
+        ['order.placed', 'pet.updated'],
+        ['order.cancelled', 'pet.updated'],
+      ].flatMap((types, i) => (ok(i) ? types : []));
+      assert.deepEqual(
+        (await poller.poll()).map((e) => e.type).sort(),
+        expected.sort(),
+        'the events of the writes that committed, none of the failed one',
+      );
+    });
+
     test('no write of a turn is answered before it is committed', async () => {
       const other = otherConnection(ctx.database);
       try {
@@ -359,3 +558,85 @@ for (const backend of await backends()) {
     });
   });
 }
+
+/**
+ * Two instances on one PostgreSQL database, each batching its turn's order writes: the pets and orders they
+ * touch are locked in one order whatever the order of the writes, so writes crossing between the instances
+ * (one placing for pets a then b, the other b then a; the same for actions) never deadlock.
+ */
+describe(
+  'crossing order writes on two instances [postgres+redis]',
+  { skip: !(await externalServicesAvailable()) },
+  () => {
+    let ctx: TestContext;
+    let second: { app: FastifyInstance; database: PostgresDatabase; close(): Promise<void> };
+
+    before(async () => {
+      ctx = await createTestContext(postgresRedis, { config: { maxOpenOrders: 1000 } });
+      assert.ok(ctx.database instanceof PostgresDatabase);
+      const [{ schema }] = (await ctx.database.query<{ schema: string }>({
+        text: 'SELECT current_schema() AS schema',
+      })) as [{ schema: string }];
+      // Not createTestPostgresDatabase: its close() drops the schema, which the first instance owns.
+      const database = new PostgresDatabase(postgresUrl(schema), { poolSize: 10, timeoutMs: 5_000 });
+      const counterStore = await createTestRedisStore({
+        installationId: await ctx.database.installationId(),
+      });
+      const app = await buildApp({ config: defaultTestConfig, database, counterStore, clock: ctx.clock.fn });
+      await app.ready();
+      second = {
+        app,
+        database,
+        async close() {
+          await app.close();
+          await counterStore.close();
+          await database.close();
+        },
+      };
+    });
+    after(async () => {
+      await second.close();
+      await ctx.close();
+    });
+
+    test('placements and actions crossing between the instances: no deadlock, one winner each', async () => {
+      const { key: one } = await ctx.createKey({ name: 'cross-one' });
+      const { key: two } = await ctx.createKey({ name: 'cross-two' });
+      const watches = [watchTransactions(ctx.database), watchTransactions(second.database)];
+      try {
+        for (let round = 0; round < 10; round++) {
+          const [a, b] = [await availablePet(ctx.app, one), await availablePet(ctx.app, one)];
+          const placed = await Promise.all([
+            placeOrder(ctx.app, one, a),
+            placeOrder(ctx.app, one, b),
+            placeOrder(second.app, two, b),
+            placeOrder(second.app, two, a),
+          ]);
+          const bodies = placed.map((r) => r.body).join('\n');
+          assert.deepEqual([placed[0]!.statusCode, placed[3]!.statusCode].sort(), [201, 409], bodies);
+          assert.deepEqual([placed[1]!.statusCode, placed[2]!.statusCode].sort(), [201, 409], bodies);
+          const orderOf = (i: number, j: number) =>
+            (placed[placed[i]!.statusCode === 201 ? i : j]!.json() as { id: number }).id;
+          const [oa, ob] = [orderOf(0, 3), orderOf(1, 2)];
+          // Keys with every scope may act on any account's order: the two instances cancel both orders, in
+          // opposite orders; each order is cancelled exactly once.
+          const acted = await Promise.all([
+            act(ctx.app, one, oa, 'cancel'),
+            act(ctx.app, one, ob, 'cancel'),
+            act(second.app, two, ob, 'cancel'),
+            act(second.app, two, oa, 'cancel'),
+          ]);
+          const actedBodies = acted.map((r) => r.body).join('\n');
+          assert.deepEqual([acted[0]!.statusCode, acted[3]!.statusCode].sort(), [200, 409], actedBodies);
+          assert.deepEqual([acted[1]!.statusCode, acted[2]!.statusCode].sort(), [200, 409], actedBodies);
+          assert.equal(await petStatus(ctx.app, one, a), 'available');
+          assert.equal(await petStatus(second.app, two, b), 'available');
+        }
+        for (const watch of watches)
+          assert.deepEqual(watch.failed, [], 'no transaction failed (no deadlock)');
+      } finally {
+        for (const watch of watches) watch.restore();
+      }
+    });
+  },
+);

@@ -1,5 +1,7 @@
 import type { PoolClient } from 'pg';
 import type { PostgresDatabase } from '../../db/postgres.js';
+import { TurnBatch, type Settled } from '../../db/turn-batch.js';
+import { sharedThenAlone } from '../../db/turn-writes.js';
 import type { IdempotencyInput } from '../../db/idempotency/records.js';
 import { idempotencyRepository } from '../../db/idempotency/repository.js';
 import type { PostgresIdempotency } from '../../db/idempotency/repository.postgres.js';
@@ -10,6 +12,7 @@ import {
   orderEvents,
   type MovedPet,
   TRANSITIONS,
+  type Replayable,
   type ListOrdersQuery,
   type OrderRecord,
   type OrderRepository,
@@ -19,7 +22,8 @@ import {
   type TransitionOutcome,
   type TransitionResult,
 } from './repository.js';
-import type { Inventory } from './schemas.js';
+import type { PetStatus } from '../pets/schemas.js';
+import type { Inventory, OrderStatus } from './schemas.js';
 
 const ORDER_COLUMNS = `o.id, o.account_id AS "accountId", a.name AS "accountName", o.pet_id AS "petId",
   o.status, o.version, o.created_at AS "createdAt", o.updated_at AS "updatedAt"`;
@@ -28,35 +32,66 @@ const MOVED_PET = 'id, name, category_id AS "categoryId", status, version';
 
 const SQL = {
   get: `SELECT ${ORDER_COLUMNS} ${FROM} WHERE o.id = $1`,
-  // Serialises one account's orders (the open-order count below cannot be passed by two at once). NO KEY
-  // UPDATE rather than UPDATE: it still excludes the same lock, but not the key-share locks that foreign
+  // The pets of a batch's writes (placements' and the orders' of actions), locked in id order, then the
+  // orders in id order, then the accounts of the placements in id order: every writer of orders (a turn's
+  // batch or a single write, on any instance) takes its locks in this one order, so none can deadlock on
+  // them. An order's pet never changes, so reading it unlocked to know which pet to lock is safe.
+  lockPets: `SELECT ${MOVED_PET} FROM pets
+    WHERE id = ANY($1::bigint[] || ARRAY(SELECT pet_id FROM orders WHERE id = ANY($2::bigint[])))
+    ORDER BY id FOR UPDATE`,
+  lockOrders: `SELECT ${ORDER_COLUMNS} ${FROM} WHERE o.id = ANY($1::bigint[]) ORDER BY o.id FOR UPDATE OF o`,
+  // Serialises each account's placements (the open-order count below cannot be passed by two at once). NO
+  // KEY UPDATE rather than UPDATE: it still excludes the same lock, but not the key-share locks that foreign
   // keys to the account (idempotency records, orders) take in other transactions.
-  lockAccount: 'SELECT 1 FROM accounts WHERE id = $1 FOR NO KEY UPDATE',
+  lockAccounts: 'SELECT id, name FROM accounts WHERE id = ANY($1::bigint[]) ORDER BY id FOR NO KEY UPDATE',
+  // A statement of its own after the lock, so it sees every order committed by the lock's previous holder.
   // Bounded by the limit: never counts further than it needs to decide.
-  openCount: `SELECT count(*)::int AS n FROM (SELECT 1 FROM orders
-    WHERE account_id = $1 AND status IN ('placed', 'approved') LIMIT $2) open`,
-  petExists: 'SELECT 1 FROM pets WHERE id = $1',
-  // Conditional: of concurrent orders for one pet, the first to lock the row moves it; the others re-check
-  // `status = 'available'` after it commits (READ COMMITTED) and update nothing.
-  holdPet: `UPDATE pets SET status = 'pending', version = version + 1 WHERE id = $1 AND status = 'available'
-    RETURNING ${MOVED_PET}, 'available' AS "previousStatus"`,
-  // The new order as `get` reads it, in the same statement.
-  insert: `WITH o AS (INSERT INTO orders (account_id, pet_id, status, created_at, updated_at)
-      VALUES ($1, $2, 'placed', $3, $3) RETURNING *)
-    SELECT ${ORDER_COLUMNS} FROM o JOIN accounts a ON a.id = o.account_id`,
-  lockOrder: `SELECT ${ORDER_COLUMNS} ${FROM} WHERE o.id = $1 FOR UPDATE OF o`,
-  // The moved order as `get` reads it, in the same statement.
-  move: `WITH o AS (UPDATE orders SET status = $2, version = version + 1, updated_at = $3
-      WHERE id = $1 AND status = $4 RETURNING *)
-    SELECT ${ORDER_COLUMNS} FROM o JOIN accounts a ON a.id = o.account_id`,
-  // The self-join reads the row as it was before this update: the status the event names as previous.
-  movePet: `UPDATE pets p SET status = $2, version = p.version + 1 FROM pets old
-    WHERE p.id = $1 AND old.id = p.id
-    RETURNING p.id, p.name, p.category_id AS "categoryId", p.status, p.version, old.status AS "previousStatus"`,
+  openCounts: `SELECT q.id, (SELECT count(*)::int FROM (SELECT 1 FROM orders
+      WHERE account_id = q.id AND status IN ('placed', 'approved') LIMIT q.lim) open) AS n
+    FROM unnest($1::bigint[], $2::int[]) AS q(id, lim)`,
+  // The rows below are locked: the new statuses and versions were decided on them.
+  updatePets: `UPDATE pets p SET status = u.status, version = u.version
+    FROM unnest($1::bigint[], $2::text[], $3::bigint[]) AS u(id, status, version) WHERE p.id = u.id`,
+  updateOrders: `UPDATE orders o SET status = u.status, version = u.version, updated_at = u.updated_at
+    FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bigint[]) AS u(id, status, version, updated_at)
+    WHERE o.id = u.id`,
+  // The new orders as `get` reads them; `n` says which input each is (ids drawn in the CTE, as RETURNING
+  // cannot see the input's position).
+  insertOrders: `WITH input AS (
+      SELECT e.n, e.account_id, e.pet_id, e.created_at, nextval(pg_get_serial_sequence('orders', 'id')) AS id
+      FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) WITH ORDINALITY AS e(account_id, pet_id, created_at, n)
+    ), o AS (
+      INSERT INTO orders (id, account_id, pet_id, status, created_at, updated_at) OVERRIDING SYSTEM VALUE
+      SELECT id, account_id, pet_id, 'placed', created_at, created_at FROM input ORDER BY n
+      RETURNING *
+    )
+    SELECT input.n, ${ORDER_COLUMNS} FROM o JOIN input USING (id) JOIN accounts a ON a.id = o.account_id`,
   inventory: 'SELECT status, count(*)::int AS n FROM pets GROUP BY status',
 } as const;
 
 type Place = { accountId: number; petId: number; maxOpen: number; now: number };
+
+/** A placement or an action without an Idempotency-Key, as the turn's batch receives it. */
+type Write = { place: Place } | { act: TransitionInput };
+type WriteOutcome = PlaceOrderOutcome | TransitionOutcome;
+
+/** A write of a batch as decided on the locked rows, with what its statements and events need. */
+interface Decided {
+  outcome: WriteOutcome;
+  /** A placement that goes through (its outcome is `placed` once its order is inserted). */
+  place?: Place;
+  /** The order before an action that goes through. */
+  before?: OrderRecord;
+  /** The write's pet as the write left it, for its event. */
+  pet?: MovedPet;
+}
+
+/** A pet as its row lock reads it. */
+type LockedPet = Omit<MovedPet, 'previousStatus'>;
+
+function isOpen(status: OrderStatus): boolean {
+  return status === 'placed' || status === 'approved';
+}
 
 /** Test seams for fault injection; empty in production. */
 export interface PostgresOrderHooks {
@@ -71,6 +106,8 @@ function isOpenOrderConflict(error: unknown): boolean {
 
 export class PostgresOrderRepository implements OrderRepository {
   readonly hooks: PostgresOrderHooks = {};
+  /** Placements and actions without an Idempotency-Key, one transaction per turn (see writeAll). */
+  private readonly writes = new TurnBatch((inputs: Write[]) => this.writeAll(inputs));
   private readonly idempotency: PostgresIdempotency;
   private readonly events: PostgresEventAppender;
 
@@ -85,43 +122,41 @@ export class PostgresOrderRepository implements OrderRepository {
     return version === undefined ? undefined : String(version);
   }
 
-  private async placeInTransaction(client: PoolClient, input: Place): Promise<PlaceOrderOutcome> {
-    await client.query({ name: 'orders_lock_account', text: SQL.lockAccount, values: [input.accountId] });
-    // The refusals in the order the API gives them (unknown pet, then the account's limit, then the pet's
-    // status), with the pet's existence read only when a refusal needs it: one round trip fewer for an
-    // order that goes through.
-    const petExists = async (): Promise<boolean> =>
-      ((await client.query({ name: 'orders_pet_exists', text: SQL.petExists, values: [input.petId] }))
-        .rowCount ?? 0) > 0;
-    const open = await client.query<{ n: number }>({
-      name: 'orders_open_count',
-      text: SQL.openCount,
-      values: [input.accountId, input.maxOpen],
-    });
-    if (open.rows[0]!.n >= input.maxOpen) {
-      return (await petExists())
-        ? { kind: 'open_order_limit', limit: input.maxOpen }
-        : { kind: 'unknown_pet' };
-    }
-    const held = await client.query<MovedPet>({
-      name: 'orders_hold_pet',
-      text: SQL.holdPet,
-      values: [input.petId],
-    });
-    const pet = held.rows[0];
-    if (!pet) return (await petExists()) ? { kind: 'pet_not_available' } : { kind: 'unknown_pet' };
-    const inserted = await client.query<OrderRecord>({
-      name: 'orders_insert_returning',
-      text: SQL.insert,
-      values: [input.accountId, input.petId, input.now],
-    });
-    const placed = inserted.rows[0]!;
-    await this.events.appendAll(client, orderEvents(undefined, placed, pet, input.now));
-    await this.hooks.afterWrite?.(client);
-    return { kind: 'placed', order: placed };
+  place(input: Place, idempotency?: IdempotencyInput): Promise<PlaceOrderResult> {
+    const write: Write = { place: input };
+    if (idempotency === undefined) return this.writes.add(write) as Promise<PlaceOrderOutcome>;
+    // One write's outcome is of its own kind (writeShared answers a placement as a placement).
+    return this.writeAlone(write, idempotency) as Promise<PlaceOrderResult>;
   }
 
-  async place(input: Place, idempotency?: IdempotencyInput): Promise<PlaceOrderResult> {
+  transition(input: TransitionInput, idempotency?: IdempotencyInput): Promise<TransitionResult> {
+    const write: Write = { act: input };
+    if (idempotency === undefined) return this.writes.add(write) as Promise<TransitionOutcome>;
+    return this.writeAlone(write, idempotency) as Promise<TransitionResult>;
+  }
+
+  /**
+   * The placements and actions of one turn without an Idempotency-Key, in one transaction sharing its
+   * statements (see writeShared): each answered only after that commit, with its own outcome; one failing
+   * write fails alone and an unreachable database fails them all (sharedThenAlone).
+   */
+  private writeAll(inputs: Write[]): Promise<Settled<WriteOutcome>[]> {
+    return sharedThenAlone(
+      this.db,
+      inputs,
+      // Without an idempotency key there is nothing to replay: the outcome is the write's own.
+      (write) => this.writeAlone(write, undefined) as Promise<WriteOutcome>,
+      (client, writes, failed) => this.writeShared(client, writes, failed),
+    );
+  }
+
+  /** One write in its own transaction, under its idempotency record when there is one. */
+  private async writeAlone(
+    write: Write,
+    idempotency: IdempotencyInput | undefined,
+  ): Promise<Replayable<WriteOutcome>> {
+    const once = async (client: PoolClient): Promise<WriteOutcome> =>
+      (await this.writeShared(client, [write], new Map()))[0]!;
     try {
       return await this.db.transaction(async (client) =>
         idempotency
@@ -129,73 +164,186 @@ export class PostgresOrderRepository implements OrderRepository {
               await this.idempotency.run(
                 client,
                 idempotency,
-                () => this.placeInTransaction(client, input),
-                (result) => (result.kind === 'placed' ? { status: 201, body: result.order } : undefined),
+                () => once(client),
+                (result) =>
+                  result.kind === 'placed'
+                    ? { status: 201, body: result.order }
+                    : result.kind === 'done'
+                      ? { status: 200, body: result.order }
+                      : undefined,
               ),
             )
-          : this.placeInTransaction(client, input),
+          : once(client),
       );
     } catch (error) {
-      // The conditional update already refuses a held pet; the index is the backstop should any other
-      // path ever open an order for it.
-      if (isOpenOrderConflict(error)) return { kind: 'pet_not_available' };
+      // The pet's row lock already refuses a held pet; the index is the backstop should any other path ever
+      // open an order for it.
+      if ('place' in write && isOpenOrderConflict(error)) return { kind: 'pet_not_available' };
       throw error;
     }
   }
 
-  private async transitionInTransaction(
+  /**
+   * Placements and actions in one transaction, in as many statements as one write alone needs: the rows
+   * they touch locked in the one order (lockPets), each write decided in turn against the locked rows as the
+   * writes before it left them (so two placements for one pet give one 201, two actions on one order apply
+   * one move, and one account's placements never pass its limit), then one update of the pets, one of the
+   * orders, one insert of the new orders and one append of all their events.
+   */
+  private async writeShared(
     client: PoolClient,
-    input: TransitionInput,
-  ): Promise<TransitionOutcome> {
-    // The order's row lock: a racing action waits here and then reads the status this one left.
-    const locked = await client.query<OrderRecord>({
-      name: 'orders_lock_order',
-      text: SQL.lockOrder,
-      values: [input.id],
+    writes: Write[],
+    failed: Map<number, unknown>,
+  ): Promise<WriteOutcome[]> {
+    const placements = writes.flatMap((w) => ('place' in w ? [w.place] : []));
+    const actions = writes.flatMap((w) => ('act' in w ? [w.act] : []));
+    const lockedPets = await client.query<LockedPet>({
+      name: 'orders_lock_pets',
+      text: SQL.lockPets,
+      values: [placements.map((p) => p.petId), actions.map((a) => a.id)],
     });
-    const order = locked.rows[0];
-    if (!order || (input.accountId !== undefined && order.accountId !== input.accountId)) {
-      return { kind: 'not_found' };
-    }
-    if (input.ifMatch && !input.ifMatch(order.version)) {
-      return { kind: 'precondition_failed', version: order.version };
-    }
-    const move = TRANSITIONS[input.action];
-    if (!move.from.includes(order.status)) return { kind: 'invalid_transition', status: order.status };
-    const after = (
-      await client.query<OrderRecord>({
-        name: 'orders_move_returning',
-        text: SQL.move,
-        values: [order.id, move.to, input.now, order.status],
-      })
-    ).rows[0]!;
-    let pet: MovedPet | undefined;
-    if (move.pet) {
-      const moved = await client.query<MovedPet>({
-        name: 'orders_move_pet',
-        text: SQL.movePet,
-        values: [order.petId, move.pet],
+    const pets = new Map(
+      lockedPets.rows.map((row) => [Number(row.id), { ...row, version: Number(row.version) }]),
+    );
+    const orders = new Map<number, OrderRecord>();
+    if (actions.length > 0) {
+      const locked = await client.query<OrderRecord>({
+        name: 'orders_lock_orders',
+        text: SQL.lockOrders,
+        values: [[...new Set(actions.map((a) => a.id))].sort((a, b) => a - b)],
       });
-      pet = moved.rows[0];
+      for (const row of locked.rows) orders.set(Number(row.id), { ...row, version: Number(row.version) });
     }
-    await this.events.appendAll(client, orderEvents(order, after, pet, input.now));
-    await this.hooks.afterWrite?.(client);
-    return { kind: 'done', order: after };
+    const accounts = new Map<number, { name: string; open: number }>();
+    if (placements.length > 0) {
+      const limits = new Map<number, number>();
+      for (const p of placements) limits.set(p.accountId, Math.max(limits.get(p.accountId) ?? 0, p.maxOpen));
+      const ids = [...limits.keys()].sort((a, b) => a - b);
+      const locked = await client.query<{ id: number; name: string }>({
+        name: 'orders_lock_accounts',
+        text: SQL.lockAccounts,
+        values: [ids],
+      });
+      const counts = await client.query<{ id: number; n: number }>({
+        name: 'orders_open_counts',
+        text: SQL.openCounts,
+        values: [ids, ids.map((id) => limits.get(id)!)],
+      });
+      const open = new Map(counts.rows.map((row) => [Number(row.id), row.n]));
+      for (const { id, name } of locked.rows)
+        accounts.set(Number(id), { name, open: open.get(Number(id)) ?? 0 });
+    }
+
+    // Each write decided in turn, in the order a write alone gives its refusals.
+    const changedPets = new Map<number, { status: PetStatus; version: number }>();
+    const changedOrders = new Map<number, OrderRecord>();
+    const decided = writes.map((write): Decided => {
+      if ('place' in write) {
+        const { petId, accountId, maxOpen } = write.place;
+        const pet = pets.get(petId);
+        if (!pet) return { outcome: { kind: 'unknown_pet' } };
+        const account = accounts.get(accountId);
+        // The account of an authenticated request exists; should it be gone, the insert refuses it.
+        if (account && account.open >= maxOpen)
+          return { outcome: { kind: 'open_order_limit', limit: maxOpen } };
+        if (pet.status !== 'available') return { outcome: { kind: 'pet_not_available' } };
+        if (account) account.open++;
+        const moved = this.movePet(pet, 'pending', changedPets);
+        return { outcome: { kind: 'pet_not_available' }, place: write.place, pet: moved };
+      }
+      const input = write.act;
+      const order = orders.get(input.id);
+      if (!order || (input.accountId !== undefined && order.accountId !== input.accountId)) {
+        return { outcome: { kind: 'not_found' } };
+      }
+      if (input.ifMatch && !input.ifMatch(order.version)) {
+        return { outcome: { kind: 'precondition_failed', version: order.version } };
+      }
+      const move = TRANSITIONS[input.action];
+      if (!move.from.includes(order.status))
+        return { outcome: { kind: 'invalid_transition', status: order.status } };
+      const after: OrderRecord = {
+        ...order,
+        status: move.to,
+        version: order.version + 1,
+        updatedAt: input.now,
+      };
+      orders.set(order.id, after);
+      changedOrders.set(order.id, after);
+      const account = accounts.get(order.accountId);
+      if (account && isOpen(order.status) && !isOpen(after.status)) account.open--;
+      const pet = pets.get(order.petId);
+      const moved = move.pet && pet ? this.movePet(pet, move.pet, changedPets) : undefined;
+      return { outcome: { kind: 'done', order: after }, before: order, pet: moved };
+    });
+
+    if (changedPets.size > 0) {
+      const ids = [...changedPets.keys()].sort((a, b) => a - b);
+      await client.query({
+        name: 'orders_update_pets',
+        text: SQL.updatePets,
+        values: [
+          ids,
+          ids.map((id) => changedPets.get(id)!.status),
+          ids.map((id) => changedPets.get(id)!.version),
+        ],
+      });
+    }
+    if (changedOrders.size > 0) {
+      const moved = [...changedOrders.values()].sort((a, b) => a.id - b.id);
+      await client.query({
+        name: 'orders_update_orders',
+        text: SQL.updateOrders,
+        values: [
+          moved.map((o) => o.id),
+          moved.map((o) => o.status),
+          moved.map((o) => o.version),
+          moved.map((o) => o.updatedAt),
+        ],
+      });
+    }
+    const placing = decided.flatMap((d) => (d.place ? [d.place] : []));
+    if (placing.length > 0) {
+      const inserted = await client.query<OrderRecord & { n: number | string }>({
+        name: 'orders_insert_all',
+        text: SQL.insertOrders,
+        values: [placing.map((p) => p.accountId), placing.map((p) => p.petId), placing.map((p) => p.now)],
+      });
+      const placed: OrderRecord[] = [];
+      for (const { n, ...order } of inserted.rows)
+        placed[Number(n) - 1] = { ...order, version: Number(order.version) };
+      let k = 0;
+      for (const d of decided) if (d.place) d.outcome = { kind: 'placed', order: placed[k++]! };
+    }
+    const events = decided.flatMap((d) =>
+      d.outcome.kind === 'placed' || d.outcome.kind === 'done'
+        ? orderEvents(d.before, d.outcome.order, d.pet, d.place?.now ?? d.outcome.order.updatedAt)
+        : [],
+    );
+    await this.events.appendAll(client, events);
+    for (const [k, d] of decided.entries()) {
+      if (d.outcome.kind !== 'placed' && d.outcome.kind !== 'done') continue;
+      try {
+        await this.hooks.afterWrite?.(client);
+      } catch (error) {
+        failed.set(k, error);
+        throw error;
+      }
+    }
+    return decided.map((d) => d.outcome);
   }
 
-  transition(input: TransitionInput, idempotency?: IdempotencyInput): Promise<TransitionResult> {
-    return this.db.transaction(async (client) =>
-      idempotency
-        ? fromIdempotent(
-            await this.idempotency.run(
-              client,
-              idempotency,
-              () => this.transitionInTransaction(client, input),
-              (result) => (result.kind === 'done' ? { status: 200, body: result.order } : undefined),
-            ),
-          )
-        : this.transitionInTransaction(client, input),
-    );
+  /** Moves a locked pet within a batch: its new status and version, and the pet as the event shows it. */
+  private movePet(
+    pet: LockedPet,
+    status: PetStatus,
+    changed: Map<number, { status: PetStatus; version: number }>,
+  ): MovedPet {
+    const moved: MovedPet = { ...pet, status, version: pet.version + 1, previousStatus: pet.status };
+    pet.status = status;
+    pet.version = moved.version;
+    changed.set(Number(pet.id), { status, version: moved.version });
+    return moved;
   }
 
   async get(id: number): Promise<OrderRecord | undefined> {

@@ -3,6 +3,7 @@ import { StorageUnavailableError } from '../../db/database.js';
 import { isUnavailable } from '../../db/postgres-errors.js';
 import type { PostgresDatabase } from '../../db/postgres.js';
 import { settleAsync, TurnBatch, type Settled } from '../../db/turn-batch.js';
+import { sharedThenAlone } from '../../db/turn-writes.js';
 import { settleIdempotent, type Idempotent, type IdempotencyInput } from '../../db/idempotency/records.js';
 import { idempotencyRepository } from '../../db/idempotency/repository.js';
 import type { PostgresIdempotency } from '../../db/idempotency/repository.postgres.js';
@@ -251,65 +252,24 @@ export class PostgresPetRepository implements PetRepository {
    * failed each alone.
    */
   private updateAll(inputs: Change[]): Promise<Settled<UpdatePetResult>[]> {
-    return this.byPet(
+    return sharedThenAlone(
+      this.db,
       inputs,
       (c) => this.updateOne(c.id, c.change, c.precondition, undefined, c.now),
       (client, changes, failed) => this.updateShared(client, changes, failed),
+      (c) => c.id,
     );
   }
 
   /** The removals of one turn, as updateAll does changes. */
   private deleteAll(inputs: Removal[]): Promise<Settled<DeletePetResult>[]> {
-    return this.byPet(
+    return sharedThenAlone(
+      this.db,
       inputs,
       (r) => this.deleteOne(r.id, r.precondition, undefined, r.now),
       (client, removals, failed) => this.deleteShared(client, removals, failed),
+      (r) => r.id,
     );
-  }
-
-  /**
-   * Runs a turn's writes of pets: the first write of each pet together in one transaction (`shared`), each
-   * later write of a pet already in it afterwards, alone, in order; when the shared transaction fails, the
-   * write that failed (known by position in `failed`) gets its error and the others run alone.
-   */
-  private async byPet<I extends { id: number }, R>(
-    inputs: I[],
-    alone: (input: I) => Promise<R>,
-    shared: (client: PoolClient, inputs: I[], failed: Map<number, unknown>) => Promise<R[]>,
-  ): Promise<Settled<R>[]> {
-    if (inputs.length === 1) return [await settleAsync(() => alone(inputs[0]!))];
-    const seen = new Set<number>();
-    const together: number[] = [];
-    const later: number[] = [];
-    inputs.forEach((input, i) => {
-      if (seen.has(input.id)) later.push(i);
-      else {
-        seen.add(input.id);
-        together.push(i);
-      }
-    });
-    const outcomes: Settled<R>[] = inputs.map(() => ({ error: new Error('not run') }));
-    const failed = new Map<number, unknown>();
-    try {
-      const results = await this.db.transaction((client) =>
-        shared(
-          client,
-          together.map((i) => inputs[i]!),
-          failed,
-        ),
-      );
-      together.forEach((i, k) => (outcomes[i] = { value: results[k]! }));
-    } catch (error) {
-      if (failed.size === 0 && (error instanceof StorageUnavailableError || isUnavailable(error)))
-        throw error;
-      await Promise.all(
-        together.map(async (i, k) => {
-          outcomes[i] = failed.has(k) ? { error: failed.get(k) } : await settleAsync(() => alone(inputs[i]!));
-        }),
-      );
-    }
-    for (const i of later) outcomes[i] = await settleAsync(() => alone(inputs[i]!));
-    return outcomes;
   }
 
   private async deleteShared(
