@@ -59,3 +59,27 @@ export async function sharedThenAlone<I, R>(
   for (const i of later) outcomes[i] = await settleAsync(() => alone(inputs[i]!));
   return outcomes;
 }
+
+/**
+ * Inside `shared`: runs `hook` (a test seam placed after a write) once for each write that `wrote` says took
+ * effect, in order; a throwing one is recorded in `failed` at its position, as sharedThenAlone expects, and
+ * rethrown to roll the shared transaction back.
+ */
+export async function afterEachWrite<T>(
+  results: readonly T[],
+  wrote: (result: T) => boolean,
+  hook: ((client: PoolClient) => void | Promise<void>) | undefined,
+  client: PoolClient,
+  failed: Map<number, unknown>,
+): Promise<void> {
+  if (!hook) return;
+  for (const [k, result] of results.entries()) {
+    if (!wrote(result)) continue;
+    try {
+      await hook(client);
+    } catch (error) {
+      failed.set(k, error);
+      throw error;
+    }
+  }
+}

@@ -1,7 +1,7 @@
 import type { PoolClient } from 'pg';
 import type { PostgresDatabase } from '../../db/postgres.js';
 import { TurnBatch, type Settled } from '../../db/turn-batch.js';
-import { sharedThenAlone } from '../../db/turn-writes.js';
+import { afterEachWrite, sharedThenAlone } from '../../db/turn-writes.js';
 import type { IdempotencyInput } from '../../db/idempotency/records.js';
 import { idempotencyRepository } from '../../db/idempotency/repository.js';
 import type { PostgresIdempotency } from '../../db/idempotency/repository.postgres.js';
@@ -321,15 +321,13 @@ export class PostgresOrderRepository implements OrderRepository {
         : [],
     );
     await this.events.appendAll(client, events);
-    for (const [k, d] of decided.entries()) {
-      if (d.outcome.kind !== 'placed' && d.outcome.kind !== 'done') continue;
-      try {
-        await this.hooks.afterWrite?.(client);
-      } catch (error) {
-        failed.set(k, error);
-        throw error;
-      }
-    }
+    await afterEachWrite(
+      decided,
+      (d) => d.outcome.kind === 'placed' || d.outcome.kind === 'done',
+      this.hooks.afterWrite,
+      client,
+      failed,
+    );
     return decided.map((d) => d.outcome);
   }
 

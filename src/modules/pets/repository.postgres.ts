@@ -3,7 +3,7 @@ import { StorageUnavailableError } from '../../db/database.js';
 import { isUnavailable } from '../../db/postgres-errors.js';
 import type { PostgresDatabase } from '../../db/postgres.js';
 import { settleAsync, TurnBatch, type Settled } from '../../db/turn-batch.js';
-import { sharedThenAlone } from '../../db/turn-writes.js';
+import { afterEachWrite, sharedThenAlone } from '../../db/turn-writes.js';
 import { settleIdempotent, type Idempotent, type IdempotencyInput } from '../../db/idempotency/records.js';
 import { idempotencyRepository } from '../../db/idempotency/repository.js';
 import type { PostgresIdempotency } from '../../db/idempotency/repository.postgres.js';
@@ -318,15 +318,13 @@ export class PostgresPetRepository implements PetRepository {
         return buildEvent('pet.deleted', { object: pet, version }, r.now);
       }),
     );
-    for (const [k, result] of results.entries()) {
-      if (result.kind !== 'deleted') continue;
-      try {
-        await this.hooks.afterWrite?.(client);
-      } catch (error) {
-        failed.set(k, error);
-        throw error;
-      }
-    }
+    await afterEachWrite(
+      results,
+      (result) => result.kind === 'deleted',
+      this.hooks.afterWrite,
+      client,
+      failed,
+    );
     return results;
   }
 
@@ -407,15 +405,13 @@ export class PostgresPetRepository implements PetRepository {
       results[k] = { kind: 'updated', ...changed };
     }
     await this.events.appendAll(client, events);
-    for (const [k, result] of results.entries()) {
-      if (result.kind !== 'updated') continue;
-      try {
-        await this.hooks.afterWrite?.(client);
-      } catch (error) {
-        failed.set(k, error);
-        throw error;
-      }
-    }
+    await afterEachWrite(
+      results,
+      (result) => result.kind === 'updated',
+      this.hooks.afterWrite,
+      client,
+      failed,
+    );
     return results;
   }
 
