@@ -29,9 +29,10 @@ import { createRegistry, registerObservability, requestId } from './http/observa
 import { registerOpenApi } from './http/openapi.js';
 import { registerPublicUrl } from './http/public-url.js';
 import { registerOverload } from './http/overload.js';
-import { ErrorSchema } from './http/responses.js';
+import { errorSchema } from './http/responses.js';
 import { hashApiKey, isWellFormedApiKey } from './modules/accounts/keys.js';
 import { accountRepository } from './modules/accounts/repository.js';
+import { componentsOf, errorCatalogueOf } from './modules/declared.js';
 import { MODULES } from './modules/index.js';
 import type { ApiModule } from './modules/module.js';
 import { scopeCatalogue, allScopes } from './modules/scopes.js';
@@ -196,7 +197,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   // Component schemas are registered once: routes reference them with $ref (see http/schemas.ts `ref`),
   // and the OpenAPI document lists them under components.schemas.
-  for (const schema of [ErrorSchema, ...modules.flatMap((m) => m.components ?? [])]) {
+  const errors = errorCatalogueOf(modules);
+  for (const schema of [errorSchema(errors), ...componentsOf(modules)]) {
     app.addSchema(schema);
     bodyAjv.addSchema(schema);
     textAjv.addSchema(schema);
@@ -205,10 +207,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await registerOpenApi(app, {
     tags: modules.flatMap((m) => (m.tag ? [m.tag] : [])),
     scopes: scopeCatalogue(),
+    errors,
     publicUrl: config.publicUrl,
   });
   for (const module of modules) {
-    await app.register(module.routes, { prefix: '/v1', database, clock, config });
+    await app.register(module.routes, { prefix: '/v1', database, clock, config, modules });
   }
   await app.register(healthRoutes, {
     database,

@@ -7,8 +7,12 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { ERROR_CODES } from '@pet-adoption/client';
-import { errorCatalogue } from '../src/http/errors.js';
+import { errorCatalogueOf } from '../src/modules/declared.js';
+import { MODULES } from '../src/modules/index.js';
 import { ERROR_CODES_FILE, generate, SCHEMA_FILE } from '../packages/client/scripts/generate.js';
+
+/** The one error catalogue: the HTTP layer's codes and every module's. */
+const errorCatalogue = errorCatalogueOf(MODULES);
 
 test('the committed client types are what the service document generates (no drift)', async () => {
   const { schema, errorCodes } = await generate();

@@ -8,8 +8,12 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { errorCatalogue } from '../src/http/errors.js';
+import { errorCatalogueOf } from '../src/modules/declared.js';
+import { MODULES } from '../src/modules/index.js';
 import { allScopes } from '../src/modules/accounts/scopes.js';
+
+/** The one error catalogue: the HTTP layer's codes and every module's. */
+const errorCatalogue = errorCatalogueOf(MODULES);
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const read = (path: string): string => readFileSync(join(root, path), 'utf8');

@@ -8,13 +8,18 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { StorageUnavailableError } from '../src/db/database.js';
-import { errorCatalogue } from '../src/http/errors.js';
+import { errorCatalogue as httpErrors } from '../src/http/errors.js';
+import { errorCatalogueOf } from '../src/modules/declared.js';
+import { MODULES } from '../src/modules/index.js';
 import { accountRepository } from '../src/modules/accounts/repository.js';
 import { categoryRepository } from '../src/modules/categories/repository.js';
 import { petRepository } from '../src/modules/pets/repository.js';
 import { backends, bearer, countPets, createTestContext, type TestContext } from './helpers.js';
 import { assertErrorShape, assertRateLimitHeaders, assertV1Error } from './support/assertions.js';
 import { failAfterPetInsert, faultyApp, type Fault, type FaultyApp } from './support/faults.js';
+
+/** The one error catalogue: the HTTP layer's codes and every module's. */
+const errorCatalogue = errorCatalogueOf(MODULES);
 
 for (const backend of await backends()) {
   describe(`errors [${backend.name}]`, () => {
@@ -332,7 +337,7 @@ for (const backend of await backends()) {
           headers: { ...bearer(faulty.key), 'x-request-id': 'fault-1' },
         });
         assertV1Error(res, 500, 'internal_error', method);
-        assert.equal(res.json().message, errorCatalogue.internal_error.message, method);
+        assert.equal(res.json().message, httpErrors.internal_error.message, method);
         assert.equal(
           res.headers['x-request-id'],
           'fault-1',

@@ -15,8 +15,12 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsPlugin from 'ajv-formats';
-import { errorCatalogue } from '../src/http/errors.js';
+import { errorCatalogueOf } from '../src/modules/declared.js';
+import { MODULES } from '../src/modules/index.js';
 import { createTestContext, sqliteMemory } from './helpers.js';
+
+/** The one error catalogue: the HTTP layer's codes and every module's. */
+const errorCatalogue = errorCatalogueOf(MODULES);
 
 type Json = Record<string, unknown>;
 const run = promisify(execFile);

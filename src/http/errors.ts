@@ -1,7 +1,18 @@
 /**
- * The error catalogue: every error code the API can answer with, its HTTP status and default message.
- * The README's error table and the OpenAPI document are generated from / checked against this list.
+ * The error catalogue: every error code the API can answer with, its HTTP status and default message. The
+ * HTTP layer's own codes are here; a module declares its own with `defineErrors` (its `errors`), and the one
+ * catalogue the OpenAPI document, the Error schema's enum and docs/api.md's table list is both, merged by
+ * `mergeErrorCatalogues` (src/modules/declared.ts hands the modules' catalogues in).
  */
+
+/** One code's answer: its HTTP status and the message sent unless the thrower gives another. */
+export interface ErrorEntry {
+  status: number;
+  message: string;
+}
+export type ErrorCatalogue = Readonly<Record<string, ErrorEntry>>;
+
+/** The codes of the HTTP layer itself (authentication, limits, parsing, faults): any route may answer them. */
 export const errorCatalogue = {
   validation_failed: { status: 400, message: 'The request has invalid or missing values.' },
   invalid_json: { status: 400, message: 'The request body is not valid JSON.' },
@@ -22,55 +33,21 @@ export const errorCatalogue = {
     message: 'This API key lacks a scope this operation needs.',
   },
   not_found: { status: 404, message: 'No such resource.' },
-  pet_not_found: { status: 404, message: 'No pet with this id.' },
-  webhook_endpoint_not_found: { status: 404, message: 'No webhook endpoint with this id in this account.' },
-  delivery_not_found: { status: 404, message: 'This webhook endpoint has no delivery with this id.' },
-  order_not_found: { status: 404, message: 'No order with this id.' },
-  photo_not_found: { status: 404, message: 'No photo with this id.' },
   method_not_allowed: { status: 405, message: 'This method is not allowed on this resource.' },
   idempotency_in_progress: {
     status: 409,
     message: 'A request with this Idempotency-Key is still being processed; retry shortly.',
   },
-  pet_has_open_order: {
-    status: 409,
-    message:
-      'The pet has an open order (placed or approved); its status cannot change and it cannot be deleted.',
-  },
-  invalid_transition: {
-    status: 409,
-    message: 'The order is not in a status this action applies to.',
-  },
-  pet_not_available: { status: 409, message: 'The pet is not available for adoption.' },
-  photo_limit: { status: 409, message: 'The pet has the most photos it may (20); delete one first.' },
-  open_order_limit: {
-    status: 409,
-    message: 'This account already holds the most open orders it may; cancel or complete one first.',
-  },
-  webhook_endpoint_limit: {
-    status: 409,
-    message: 'This account already holds the most webhook endpoints it may; delete one first.',
-  },
-  webhook_endpoint_exists: {
-    status: 409,
-    message: 'This account already has a webhook endpoint with this URL.',
-  },
   request_timeout: {
     status: 408,
     message: 'The request was not received in time. Send the headers and body without pausing.',
   },
-  gone: { status: 410, message: 'This operation has been removed. Use GET /v1/pets with the status filter.' },
   precondition_failed: {
     status: 412,
     message: 'If-Match does not match the current version; the current ETag is in the ETag header.',
   },
   payload_too_large: { status: 413, message: 'The request body is larger than 16 KiB.' },
   unsupported_media_type: { status: 415, message: 'The request body must be application/json.' },
-  invalid_image: {
-    status: 422,
-    message:
-      'The body is not a usable image of its Content-Type (it does not decode, is truncated, or is over 50 megapixels).',
-  },
   idempotency_key_reused: {
     status: 422,
     message: 'This Idempotency-Key was already used with a different request body.',
@@ -100,8 +77,9 @@ export const errorCatalogue = {
     message:
       'This instance has more requests than it can answer promptly; nothing was done. Retry after the time in Retry-After.',
   },
-} as const satisfies Record<string, { status: number; message: string }>;
+} as const satisfies ErrorCatalogue;
 
+/** A code of the HTTP layer's own; a module's codes are typed by its `defineErrors` catalogue. */
 export type ErrorCode = keyof typeof errorCatalogue;
 
 /**
@@ -130,19 +108,59 @@ export class ApiError extends Error {
   readonly status: number;
   readonly details?: ErrorDetail[];
   readonly headers?: Record<string, string>;
-  /** `options`: a message alone, or what else the answer carries. */
+  /**
+   * `options`: a message alone, or what else the answer carries. A module's codes come with their `entry`
+   * from the module's catalogue (`defineErrors(...).error` passes it), so each code is checked against the
+   * catalogue that declares it.
+   */
+  constructor(code: ErrorCode, options?: string | ApiErrorOptions);
+  constructor(code: string, options: string | ApiErrorOptions | undefined, entry: ErrorEntry);
   constructor(
-    readonly code: ErrorCode,
+    readonly code: string,
     options?: string | ApiErrorOptions,
+    entry: ErrorEntry = errorCatalogue[code as ErrorCode],
   ) {
     const { message, details, headers } =
       typeof options === 'string' ? { message: options } : (options ?? {});
-    super(message ?? errorCatalogue[code].message);
+    super(message ?? entry.message);
     this.details = details;
     this.headers = headers;
     this.name = 'ApiError';
-    this.status = errorCatalogue[code].status;
+    this.status = entry.status;
   }
+}
+
+/** A module's error codes, and the typed way to raise them. */
+export interface ModuleErrors<C extends ErrorCatalogue> {
+  readonly catalogue: C;
+  /** An ApiError with one of these codes: its status, and its message unless `options` gives one. */
+  error(code: keyof C & string, options?: string | ApiErrorOptions): ApiError;
+}
+
+/** Declares a module's codes (its `ApiModule.errors`); throw them with the returned `error`. */
+export function defineErrors<const C extends ErrorCatalogue>(catalogue: C): ModuleErrors<C> {
+  return {
+    catalogue,
+    error: (code, options) => new ApiError(code, options, catalogue[code]!),
+  };
+}
+
+/**
+ * The one catalogue: the HTTP layer's codes and every module's, ordered by status (the layer's first within a
+ * status, then the modules' in module order). A code declared twice is a mistake, refused.
+ */
+export function mergeErrorCatalogues(catalogues: readonly ErrorCatalogue[]): ErrorCatalogue {
+  const entries: [string, ErrorEntry][] = [];
+  const seen = new Set<string>();
+  for (const catalogue of [errorCatalogue, ...catalogues]) {
+    for (const [code, entry] of Object.entries(catalogue)) {
+      if (seen.has(code)) throw new Error(`the error code ${code} is declared twice`);
+      seen.add(code);
+      entries.push([code, entry]);
+    }
+  }
+  // Array.prototype.sort is stable: equal statuses keep the order above.
+  return Object.fromEntries(entries.sort(([, a], [, b]) => a.status - b.status));
 }
 
 export interface ErrorBody {

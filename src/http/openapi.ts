@@ -8,7 +8,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
-import { errorCatalogue } from './errors.js';
+import type { ErrorCatalogue } from './errors.js';
 import { errorDescription } from './responses.js';
 
 type Json = Record<string, unknown>;
@@ -203,15 +203,19 @@ function decorate(document: Json, scopes: readonly ScopeEntry[]): Json {
   return document;
 }
 
-const catalogueTable = Object.entries(errorCatalogue)
-  .map(([code, { status, message }]) => `| \`${code}\` | ${status} | ${message} |`)
-  .join('\n');
+function catalogueTable(catalogue: ErrorCatalogue): string {
+  return Object.entries(catalogue)
+    .map(([code, { status, message }]) => `| \`${code}\` | ${status} | ${message} |`)
+    .join('\n');
+}
 
 export interface OpenApiOptions {
   /** One per module, in document order. */
   tags: { name: string; description: string }[];
   /** The scope vocabulary the modules declare, in document order. */
   scopes: readonly ScopeEntry[];
+  /** The one error catalogue (the HTTP layer's codes and the modules'), for the description's table. */
+  errors: ErrorCatalogue;
   /** PUBLIC_URL: the deployment's absolute address; unset, the server is the document's own origin. */
   publicUrl?: string | undefined;
 }
@@ -240,7 +244,7 @@ function servers(publicUrl: string | undefined): Json[] {
  */
 export async function registerOpenApi(
   app: FastifyInstance,
-  { tags, scopes, publicUrl }: OpenApiOptions,
+  { tags, scopes, errors, publicUrl }: OpenApiOptions,
 ): Promise<void> {
   await app.register(swagger, {
     openapi: {
@@ -264,7 +268,7 @@ export async function registerOpenApi(
           '`bearerAuth` scheme for the vocabulary and what implies what). A key without a needed scope is ' +
           'answered `403 insufficient_scope`, and the `WWW-Authenticate` header names the scope.\n\n' +
           'Every error has the Error shape. Error codes:\n\n| code | status | meaning |\n|---|---|---|\n' +
-          catalogueTable,
+          catalogueTable(errors),
       },
       servers: servers(publicUrl) as { url: string }[],
       components: {

@@ -1,13 +1,7 @@
 /** The Error schema and the documented error responses every route's schema declares. */
 import { Type } from 'typebox';
-import {
-  errorCatalogue,
-  type ErrorCode,
-  MAX_DETAILS,
-  MAX_FIELD_LENGTH,
-  MAX_MESSAGE_LENGTH,
-} from './errors.js';
-import { ref } from './schemas.js';
+import { type Static, type TUnsafe } from 'typebox';
+import { type ErrorCatalogue, MAX_DETAILS, MAX_FIELD_LENGTH, MAX_MESSAGE_LENGTH } from './errors.js';
 
 export const ErrorDetail = Type.Object({
   field: Type.String({
@@ -18,47 +12,54 @@ export const ErrorDetail = Type.Object({
   message: Type.String({ maxLength: 200, example: 'is required' }),
 });
 
-/** The catalogue's codes, in its order: the document's `Error.code` enum is generated from the one list. */
-const ERROR_CODES = Object.keys(errorCatalogue) as ErrorCode[];
-
-export const ErrorSchema = Type.Object(
-  {
-    code: Type.Unsafe<ErrorCode>({
-      type: 'string',
-      enum: ERROR_CODES,
-      description: 'Machine-readable error code from the catalogue (see the table in the description above).',
-      example: 'validation_failed',
-    }),
-    message: Type.String({
-      maxLength: MAX_MESSAGE_LENGTH,
-      description: 'Human-readable description.',
-      example: 'Invalid request: name is required.',
-    }),
-    status: Type.Integer({
-      format: 'int32',
-      minimum: 400,
-      maximum: 599,
-      description: 'The HTTP status code of the response.',
-      example: 400,
-    }),
-    details: Type.Optional(
-      Type.Array(ErrorDetail, {
-        maxItems: MAX_DETAILS,
-        description: `Present on some 400 responses: each offending field (the first ${MAX_DETAILS}).`,
+/**
+ * The Error component for the one catalogue (the HTTP layer's codes and the modules', handed in by the app):
+ * the document's `Error.code` enum is generated from it, in its order.
+ */
+export function errorSchema(catalogue: ErrorCatalogue) {
+  return Type.Object(
+    {
+      code: Type.Unsafe<string>({
+        type: 'string',
+        enum: Object.keys(catalogue),
+        description:
+          'Machine-readable error code from the catalogue (see the table in the description above).',
+        example: 'validation_failed',
       }),
-    ),
-  },
-  {
-    $id: 'Error',
-    description: 'Every error answer has this shape.',
-    example: {
-      code: 'validation_failed',
-      message: 'Invalid request: name is required.',
-      status: 400,
-      details: [{ field: 'name', message: 'is required' }],
+      message: Type.String({
+        maxLength: MAX_MESSAGE_LENGTH,
+        description: 'Human-readable description.',
+        example: 'Invalid request: name is required.',
+      }),
+      status: Type.Integer({
+        format: 'int32',
+        minimum: 400,
+        maximum: 599,
+        description: 'The HTTP status code of the response.',
+        example: 400,
+      }),
+      details: Type.Optional(
+        Type.Array(ErrorDetail, {
+          maxItems: MAX_DETAILS,
+          description: `Present on some 400 responses: each offending field (the first ${MAX_DETAILS}).`,
+        }),
+      ),
     },
-  },
-);
+    {
+      $id: 'Error',
+      description: 'Every error answer has this shape.',
+      example: {
+        code: 'validation_failed',
+        message: 'Invalid request: name is required.',
+        status: 400,
+        details: [{ field: 'name', message: 'is required' }],
+      },
+    },
+  );
+}
+
+/** A `$ref` to the Error component, which the app registers once (`errorSchema`). */
+const ErrorRef: TUnsafe<Static<ReturnType<typeof errorSchema>>> = Type.Unsafe({ $ref: 'Error#' });
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'Invalid parameters or body (`validation_failed`, `invalid_json`, `bad_request`).',
@@ -84,12 +85,12 @@ export function errorDescription(status: number): string {
   return ERROR_DESCRIPTIONS[status] ?? 'Error.';
 }
 
-type ErrorResponse = ReturnType<typeof ref<typeof ErrorSchema>> & { description: string };
+type ErrorResponse = typeof ErrorRef & { description: string };
 
 /** An Error-shaped response (a `$ref` to the Error component) for each status, for route schemas. */
 export function errorResponses(...statuses: number[]): Record<number, ErrorResponse> {
   const out: Record<number, ErrorResponse> = {};
-  for (const status of statuses) out[status] = { ...ref(ErrorSchema), description: errorDescription(status) };
+  for (const status of statuses) out[status] = { ...ErrorRef, description: errorDescription(status) };
   return out;
 }
 

@@ -1,7 +1,11 @@
 /** The assertions every suite shares: the Error shape and the headers every /v1 response carries. */
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
-import { errorCatalogue } from '../../src/http/errors.js';
+import { errorCatalogueOf } from '../../src/modules/declared.js';
+import { MODULES } from '../../src/modules/index.js';
+
+/** The one error catalogue: the HTTP layer's codes and every module's. */
+const errorCatalogue = errorCatalogueOf(MODULES);
 
 const ERROR_FIELDS = ['code', 'message', 'status', 'details'];
 export const SAFE_REQUEST_ID = /^[\w.:-]{1,128}$/;

@@ -1,7 +1,7 @@
 /**
  * Generates the client's types from the service itself: the OpenAPI document the app serves at
  * `/v1/openapi.json` (built in-process, exactly as the routes describe themselves) through openapi-typescript, and the error-code union from the service's one catalogue
- * (`src/http/errors.ts`). Both files are committed; test/client.types.test.ts regenerates them in memory
+ * (`src/http/errors.ts` and the modules' `errors`, merged by src/modules/declared.ts). Both files are committed; test/client.types.test.ts regenerates them in memory
  * and fails when they differ, so the client cannot drift from the service.
  *
  *   npm run generate:client     (from the repository root)
@@ -11,8 +11,12 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import openapiTS, { astToString } from 'openapi-typescript';
 import * as prettier from 'prettier';
-import { errorCatalogue } from '../../../src/http/errors.js';
+import { errorCatalogueOf } from '../../../src/modules/declared.js';
+import { MODULES } from '../../../src/modules/index.js';
 import { createTestContext, sqliteMemory } from '../../../test/helpers.js';
+
+/** The one error catalogue: the HTTP layer's codes and every module's. */
+const errorCatalogue = errorCatalogueOf(MODULES);
 
 const GENERATED = join(dirname(fileURLToPath(import.meta.url)), '..', 'src', 'generated');
 export const SCHEMA_FILE = join(GENERATED, 'openapi.ts');

@@ -1,7 +1,8 @@
+import { eventsOf } from '../declared.js';
 import type { ApiModule } from '../module.js';
 import { EVENT_RETENTION_MS, eventRepository } from './repository.js';
 import { eventRoutes } from './routes.js';
-import { Event } from './schemas.js';
+import { eventSchemas } from './schemas.js';
 
 export { buildEvent, eventRepository, newEventId, previousValues, EVENT_RETENTION_MS } from './repository.js';
 export type { EventRepository, NewEvent, PostgresEventAppender, SqliteEventAppender } from './repository.js';
@@ -12,7 +13,8 @@ export const eventsModule: ApiModule = {
     name: 'events',
     description: 'Changes of pets and orders: the feed (webhooks deliver the same events).',
   },
-  components: [Event],
+  // Every served module's event types and objects (ApiModule.events) make the Event component.
+  components: (modules) => [eventSchemas(eventsOf(modules)).Event],
   scopes: [{ name: 'events:read', description: "the account's event feed" }],
   routes: eventRoutes,
   purge: (database, now) => database.repository(eventRepository).purge(now - EVENT_RETENTION_MS),

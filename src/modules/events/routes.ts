@@ -2,14 +2,17 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { hasScope } from '../../http/access.js';
 import { decodeCursor, encodeCursor, nextLink } from '../../http/paging.js';
 import { errorResponses, linkHeader } from '../../http/responses.js';
+import { eventsOf } from '../declared.js';
 import type { ModuleContext } from '../module.js';
 import { eventRepository } from './repository.js';
-import { Events, ListEventsQuery, type Event } from './schemas.js';
+import { eventSchemas, type Event } from './schemas.js';
 
 const rateLimitNote = 'Every response carries the rate-limit headers (see components.headers).';
 
-export const eventRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (app, { database }) => {
+export const eventRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (app, { database, modules }) => {
   const events = database.repository(eventRepository);
+  // The types of the modules served: their declarations (ApiModule.events) make the query's enum.
+  const { Events, ListEventsQuery } = eventSchemas(eventsOf(modules));
 
   app.get(
     '/events',

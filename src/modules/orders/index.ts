@@ -1,4 +1,5 @@
 import type { ApiModule } from '../module.js';
+import { orderErrors } from './errors.js';
 import { orderRoutes } from './routes.js';
 import { Order } from './schemas.js';
 
@@ -23,4 +24,20 @@ export const ordersModule: ApiModule = {
     },
   ],
   routes: orderRoutes,
+  errors: orderErrors.catalogue,
+  events: [
+    { type: 'order.placed', object: Order, describe: 'an Order' },
+    { type: 'order.approved', object: Order },
+    { type: 'order.delivered', object: Order },
+    { type: 'order.cancelled', object: Order },
+  ],
 };
+
+declare module '../module.js' {
+  interface EventTypes {
+    'order.placed': true;
+    'order.approved': true;
+    'order.delivered': true;
+    'order.cancelled': true;
+  }
+}

@@ -33,6 +33,7 @@ import {
   Orders,
   renderOrder,
 } from './schemas.js';
+import { orderError } from './errors.js';
 
 // Moved to schemas.ts so the repositories can render an event's object; re-exported for the CLI.
 export { renderOrder } from './schemas.js';
@@ -171,9 +172,9 @@ export const orderRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
             details: [{ field: 'petId', message: 'names no existing pet' }],
           });
         case 'pet_not_available':
-          throw new ApiError('pet_not_available', `Pet ${petId} is not available for adoption.`);
+          throw orderError('pet_not_available', `Pet ${petId} is not available for adoption.`);
         case 'open_order_limit':
-          throw new ApiError(
+          throw orderError(
             'open_order_limit',
             `This account already holds ${result.limit} open orders, the most it may; cancel or complete one first.`,
           );
@@ -260,7 +261,7 @@ export const orderRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
       const order = id <= MAX_ID ? await orders.get(id) : undefined;
       const manager = hasScope(request, 'orders:manage');
       if (!order || (!manager && order.accountId !== request.principal!.account.id)) {
-        throw new ApiError('order_not_found', `No order ${id} visible to this account.`);
+        throw orderError('order_not_found', `No order ${id} visible to this account.`);
       }
       if (notModified(request, reply, strongEtag(order.version))) return reply;
       return renderOrder(order, manager);
@@ -334,11 +335,11 @@ export const orderRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
               .header('etag', strongEtag(result.order.version))
               .send(renderOrder(result.order, manager));
           case 'not_found':
-            throw new ApiError('order_not_found', `No order ${id} visible to this account.`);
+            throw orderError('order_not_found', `No order ${id} visible to this account.`);
           case 'precondition_failed':
             throw preconditionFailed(strongEtag(result.version));
           case 'invalid_transition':
-            throw new ApiError(
+            throw orderError(
               'invalid_transition',
               `Order ${id} is ${result.status}; it cannot be ${PAST[action]}.`,
             );

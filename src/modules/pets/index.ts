@@ -1,4 +1,5 @@
 import type { ApiModule } from '../module.js';
+import { petErrors } from './errors.js';
 import { petRoutes } from './routes.js';
 import { NewPet, Pet, PetPatch } from './schemas.js';
 
@@ -11,4 +12,18 @@ export const petsModule: ApiModule = {
     { name: 'pets:write', description: 'add, change and remove animals', implies: ['pets:read'] },
   ],
   routes: petRoutes,
+  errors: petErrors.catalogue,
+  events: [
+    { type: 'pet.created', object: Pet, describe: 'a Pet' },
+    { type: 'pet.updated', object: Pet },
+    { type: 'pet.deleted', object: Pet, describe: 'for `pet.deleted` the pet as it was' },
+  ],
 };
+
+declare module '../module.js' {
+  interface EventTypes {
+    'pet.created': true;
+    'pet.updated': true;
+    'pet.deleted': true;
+  }
+}

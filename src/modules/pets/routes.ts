@@ -18,6 +18,7 @@ import type { ModuleContext } from '../module.js';
 import { petRepository } from './repository.js';
 import { ListPetsQuery, NewPet, Pet, PetIdParams, Pets } from './schemas.js';
 import { writeRoutes } from './write-routes.js';
+import { petError } from './errors.js';
 
 /** getPet was deprecated with API 1.0.0 (RFC 9745 date) and is removed at the sunset instant (RFC 8594). */
 export const GET_PET_DEPRECATED_AT = Date.UTC(2026, 0, 1);
@@ -191,7 +192,7 @@ export const petRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
       },
     },
     async (request, reply) => {
-      if (clock() >= GET_PET_SUNSET_AT) throw new ApiError('gone');
+      if (clock() >= GET_PET_SUNSET_AT) throw petError('gone');
       const id = request.params.petId;
       // Read before the pet, so an answer is never labelled newer than its data (see http/page-cache.ts).
       const version = pets.readVersion();
@@ -201,7 +202,7 @@ export const petRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
         (await single.load(version, key, async () => {
           // Well-formed int64 ids beyond what the service issues cannot exist.
           const found = id <= MAX_ID ? await pets.get(id) : undefined;
-          if (!found) throw new ApiError('pet_not_found');
+          if (!found) throw petError('pet_not_found');
           const body = Buffer.from(reply.serialize(found.pet) as string);
           return { body, etag: strongEtag(found.version), link: undefined };
         }));

@@ -13,6 +13,7 @@ import { errorResponses, etagHeader, replayedHeader } from '../../http/responses
 import { MAX_ID, ref } from '../../http/schemas.js';
 import type { PetRepository, VersionTest } from './repository.js';
 import { Pet, PetIdParams, PetPatch } from './schemas.js';
+import { petError } from './errors.js';
 
 const rateLimitNote = 'Every response carries the rate-limit headers (see components.headers).';
 const PET_ETAG = etagHeader(
@@ -80,7 +81,7 @@ export const writeRoutes: FastifyPluginAsyncTypebox<WriteRoutesOptions> = async 
       const id = request.params.petId;
       // The type provider does not infer a `content` map; the schema validated the body (requireDeclaredBody).
       const { name, categoryId, status } = request.body as PetPatch;
-      if (id > MAX_ID) throw new ApiError('pet_not_found');
+      if (id > MAX_ID) throw petError('pet_not_found');
       // The same key on another pet or with another change is another request (422).
       const idempotency = idempotencyInput(
         request,
@@ -108,7 +109,7 @@ export const writeRoutes: FastifyPluginAsyncTypebox<WriteRoutesOptions> = async 
             details: [{ field: 'categoryId', message: 'names no existing category' }],
           });
         case 'open_order':
-          throw new ApiError(
+          throw petError(
             'pet_has_open_order',
             `Pet ${id} has an open order (placed or approved); its status changes with the order.`,
           );
@@ -141,7 +142,7 @@ export const writeRoutes: FastifyPluginAsyncTypebox<WriteRoutesOptions> = async 
     },
     async (request, reply) => {
       const id = request.params.petId;
-      if (id > MAX_ID) throw new ApiError('pet_not_found');
+      if (id > MAX_ID) throw petError('pet_not_found');
       const idempotency = idempotencyInput(request, 'deletePet', [id], clock);
       const result = await pets.delete(id, precondition(request), idempotency, clock());
       switch (result.kind) {
@@ -151,7 +152,7 @@ export const writeRoutes: FastifyPluginAsyncTypebox<WriteRoutesOptions> = async 
           replay(reply, result.status);
           return reply.send(null);
         case 'open_order':
-          throw new ApiError(
+          throw petError(
             'pet_has_open_order',
             `Pet ${id} has an open order (placed or approved); cancel or deliver it first.`,
           );
@@ -171,7 +172,7 @@ type Refusal =
 function writeRefusal(result: Refusal, id: number): ApiError {
   switch (result.kind) {
     case 'not_found':
-      return new ApiError('pet_not_found', `No pet with id ${id}.`);
+      return petError('pet_not_found', `No pet with id ${id}.`);
     case 'precondition_failed':
       return preconditionFailed(strongEtag(result.version));
     case 'idempotency_mismatch':

@@ -9,6 +9,7 @@
 import sharp from 'sharp';
 import { ApiError } from '../../http/errors.js';
 import type { PhotoSize } from './schemas.js';
+import { photoError } from './errors.js';
 
 export const MAX_PHOTO_BYTES = 10 * 1024 * 1024;
 export const MAX_PIXELS = 50_000_000;
@@ -31,7 +32,7 @@ export interface ProcessedPhoto {
 }
 
 function invalid(message: string): ApiError {
-  return new ApiError('invalid_image', `Invalid image: ${message}.`);
+  return photoError('invalid_image', `Invalid image: ${message}.`);
 }
 
 export async function processPhoto(body: Buffer, type: PhotoType): Promise<ProcessedPhoto> {

@@ -1,4 +1,5 @@
 import type { ApiModule } from '../module.js';
+import { photoErrors } from './errors.js';
 import { photoRoutes } from './routes.js';
 import { Photo } from './schemas.js';
 
@@ -6,4 +7,5 @@ export const photosModule: ApiModule = {
   name: 'photos',
   components: [Photo],
   routes: photoRoutes,
+  errors: photoErrors.catalogue,
 };

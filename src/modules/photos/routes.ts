@@ -24,6 +24,8 @@ import {
   type PhotoRecord,
   type PhotoSize,
 } from './schemas.js';
+import { petError } from '../pets/errors.js';
+import { photoError } from './errors.js';
 
 const rateLimitNote = 'Every response carries the rate-limit headers (see components.headers).';
 const REPLAYED = {
@@ -57,7 +59,7 @@ export const photoRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
     if (kind === 'idempotency_in_progress') throw refusal('in_progress');
     return result as T | { kind: 'replayed'; status: number; body: unknown };
   }
-  const notFound = (petId: number) => new ApiError('pet_not_found', `No pet with id ${petId}.`);
+  const notFound = (petId: number) => petError('pet_not_found', `No pet with id ${petId}.`);
 
   // The upload is the only route taking images: the parsers and the 10 MiB limit live in this scope alone,
   // so every other route keeps the API's 16 KiB JSON bodies.
@@ -339,9 +341,9 @@ export const photoRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
 };
 
 function photoNotFound(photoId: string): ApiError {
-  return new ApiError('photo_not_found', `No photo ${photoId.slice(0, 64)} of this pet.`);
+  return photoError('photo_not_found', `No photo ${photoId.slice(0, 64)} of this pet.`);
 }
 
 function limitError(): ApiError {
-  return new ApiError('photo_limit', `The pet has ${MAX_PHOTOS} photos, the most it may; delete one first.`);
+  return photoError('photo_limit', `The pet has ${MAX_PHOTOS} photos, the most it may; delete one first.`);
 }

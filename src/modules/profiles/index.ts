@@ -9,4 +9,17 @@ export const profilesModule: ApiModule = {
   name: 'profiles',
   components: [PetProfile, PetProfileInput, PetProfilePatch, PetProfileChange],
   routes: profileRoutes,
+  events: [
+    {
+      type: 'pet.profile_updated',
+      object: PetProfileChange,
+      describe: 'for `pet.profile_updated` the pet id and its profile',
+    },
+  ],
 };
+
+declare module '../module.js' {
+  interface EventTypes {
+    'pet.profile_updated': true;
+  }
+}

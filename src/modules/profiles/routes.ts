@@ -24,6 +24,7 @@ import {
   type ProfileWriteResult,
 } from './repository.js';
 import { PetProfile, PetProfileInput, PetProfilePatch } from './schemas.js';
+import { petError } from '../pets/errors.js';
 
 const rateLimitNote = 'Every response carries the rate-limit headers (see components.headers).';
 const ETAG = etagHeader('The profile\'s version as a strong ETag (`"<n>"`, `"0"` before the first write).');
@@ -67,7 +68,7 @@ export const profileRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (ap
     change: ProfileChange,
   ): Promise<FastifyReply> {
     const { petId } = request.params as { petId: number };
-    if (petId > MAX_ID) throw new ApiError('pet_not_found', `No pet with id ${petId}.`);
+    if (petId > MAX_ID) throw petError('pet_not_found', `No pet with id ${petId}.`);
     const test = ifMatch(request);
     const idempotency = idempotencyInput(request, operation, [petId, body], clock);
     const result: ProfileWriteResult = await profiles.write(
@@ -87,7 +88,7 @@ export const profileRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (ap
           .header('etag', strongEtag(result.record.version))
           .send(renderProfile(result.record));
       case 'not_found':
-        throw new ApiError('pet_not_found', `No pet with id ${petId}.`);
+        throw petError('pet_not_found', `No pet with id ${petId}.`);
       case 'precondition_failed':
         throw preconditionFailed(strongEtag(result.version));
       case 'invalid':
@@ -124,7 +125,7 @@ export const profileRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (ap
     async (request, reply) => {
       const { petId } = request.params;
       const record = petId <= MAX_ID ? await profiles.get(petId) : undefined;
-      if (!record) throw new ApiError('pet_not_found', `No pet with id ${petId}.`);
+      if (!record) throw petError('pet_not_found', `No pet with id ${petId}.`);
       if (notModified(request, reply, strongEtag(record.version))) return reply;
       return renderProfile(record);
     },

@@ -1,14 +1,24 @@
 import type { ApiModule } from '../module.js';
+import { webhookErrors } from './errors.js';
 import { WebhookDispatcher } from './dispatcher.js';
 import { webhookRoutes } from './routes.js';
-import { NewWebhookEndpoint, WebhookDelivery, WebhookEndpoint, WebhookEndpointPatch } from './schemas.js';
+import { eventsOf } from '../declared.js';
+import { eventTypeNames } from '../events/schemas.js';
+import { webhookSchemas } from './schemas.js';
 
 export const webhooksModule: ApiModule = {
   name: 'webhooks',
   tag: { name: 'webhooks', description: 'Endpoints that receive signed events, and their deliveries.' },
-  components: [NewWebhookEndpoint, WebhookEndpoint, WebhookEndpointPatch, WebhookDelivery],
+  // Endpoints subscribe to the event types the served modules declare.
+  components: (modules) => {
+    const { NewWebhookEndpoint, WebhookEndpoint, WebhookEndpointPatch, WebhookDelivery } = webhookSchemas(
+      eventTypeNames(eventsOf(modules)),
+    );
+    return [NewWebhookEndpoint, WebhookEndpoint, WebhookEndpointPatch, WebhookDelivery];
+  },
   scopes: [{ name: 'webhooks:write', description: "manage the account's own webhook endpoints" }],
   routes: webhookRoutes,
+  errors: webhookErrors.catalogue,
   background: ({ database, config, registry, logger, busy }) =>
     new WebhookDispatcher({
       database,

@@ -14,17 +14,18 @@ import type { Scope } from '../accounts/scopes.js';
 import type { ModuleContext } from '../module.js';
 import { urlProblem } from './delivery.js';
 import { orderScope, webhookRepository, type DeliveryRecord, type EndpointRecord } from './repository.js';
+import { eventsOf } from '../declared.js';
+import { eventTypeNames } from '../events/schemas.js';
 import {
   DeliveryIdParams,
-  EVENT_TYPES,
   EndpointIdParams,
-  NewWebhookEndpoint,
   PageQuery,
-  WebhookDelivery,
-  WebhookEndpoint,
-  WebhookEndpointPatch,
-  WebhookEndpointWithSecret,
+  webhookSchemas,
+  type WebhookDelivery,
+  type WebhookEndpoint,
+  type WebhookEndpointPatch,
 } from './schemas.js';
+import { webhookError } from './errors.js';
 
 /** How long the previous secret keeps signing after a rotation. */
 export const PREVIOUS_SECRET_MS = 24 * 3600_000;
@@ -74,17 +75,17 @@ export function renderDelivery(d: DeliveryRecord): WebhookDelivery {
 }
 
 const notFound = (id: number) =>
-  new ApiError('webhook_endpoint_not_found', `No webhook endpoint with id ${id}.`);
+  webhookError('webhook_endpoint_not_found', `No webhook endpoint with id ${id}.`);
 
 const exists = () =>
-  new ApiError('webhook_endpoint_exists', 'This account already has a webhook endpoint with this URL.');
+  webhookError('webhook_endpoint_exists', 'This account already has a webhook endpoint with this URL.');
 
 /**
  * The scopes an endpoint with these events needs, each as the scopes that grant it: pet.*: events:read or
  * pets:read; order.*: orders:read, and orders:manage for an endpoint receiving every account's orders.
  */
-function neededScopes(events: readonly string[], ordersManage: boolean): Scope[][] {
-  const types: readonly string[] = events.includes('*') ? EVENT_TYPES : events;
+function neededScopes(events: readonly string[], ordersManage: boolean, all: readonly string[]): Scope[][] {
+  const types: readonly string[] = events.includes('*') ? all : events;
   const needed: Scope[][] = [];
   if (types.some((t) => t.startsWith('pet.'))) needed.push(['events:read', 'pets:read']);
   if (types.some((t) => t.startsWith('order.'))) {
@@ -99,9 +100,14 @@ function neededScopes(events: readonly string[], ordersManage: boolean): Scope[]
  * what its events carry: the key must be able to read them itself, not only hold webhooks:write. 403
  * insufficient_scope naming the missing scopes, like the access hook's.
  */
-function requireEventScopes(request: FastifyRequest, events: readonly string[], ordersManage: boolean): void {
+function requireEventScopes(
+  request: FastifyRequest,
+  events: readonly string[],
+  ordersManage: boolean,
+  all: readonly string[],
+): void {
   const granted = request.principal!.scopes;
-  const missing = neededScopes(events, ordersManage).filter((any) => !any.some((s) => granted.has(s)));
+  const missing = neededScopes(events, ordersManage, all).filter((any) => !any.some((s) => granted.has(s)));
   if (missing.length === 0) return;
   throw new ApiError('insufficient_scope', {
     message:
@@ -120,9 +126,20 @@ const grantOf = (request: FastifyRequest): Scope[] => [...request.principal!.sco
 
 export const webhookRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
   app,
-  { database, clock, config },
+  { database, clock, config, modules },
 ) => {
   const repo = database.repository(webhookRepository);
+  // The event types of the served modules (ApiModule.events): what an endpoint may subscribe to, and `*`.
+  const eventTypes = eventTypeNames(eventsOf(modules));
+  const {
+    NewWebhookEndpoint,
+    WebhookEndpoint,
+    WebhookEndpointPatch,
+    WebhookDelivery,
+    WebhookEndpointWithSecret,
+  } = webhookSchemas(eventTypes);
+  const requireScopes = (request: FastifyRequest, events: readonly string[], ordersManage: boolean) =>
+    requireEventScopes(request, events, ordersManage, eventTypes);
   const allowHosts = config.webhookAllowHosts ?? [];
   const maxEndpoints = config.maxWebhookEndpoints ?? DEFAULT_MAX_WEBHOOK_ENDPOINTS;
   const live = (accountId: number) => repo.liveScopes(accountId, clock());
@@ -193,7 +210,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
       );
       if (created.kind === 'exists') throw exists();
       if (created.kind === 'limit') {
-        throw new ApiError(
+        throw webhookError(
           'webhook_endpoint_limit',
           `This account already holds ${created.limit} webhook endpoints, the most it may; delete one first.`,
         );
@@ -291,7 +308,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
       const accountId = accountOf(request);
       const endpoint = await own(accountId, id);
       const redirects = change.url !== undefined || change.events !== undefined;
-      if (redirects) requireEventScopes(request, change.events ?? endpoint.events, endpoint.ordersManage);
+      if (redirects) requireScopes(request, change.events ?? endpoint.events, endpoint.ordersManage);
       const updated = await repo.updateEndpoint(
         accountId,
         id,
@@ -402,12 +419,12 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
     },
     async (request, reply) => {
       const endpoint = await own(accountOf(request), request.params.endpointId);
-      requireEventScopes(request, endpoint.events, endpoint.ordersManage);
+      requireScopes(request, endpoint.events, endpoint.ordersManage);
       const { deliveryId } = request.params;
       const delivery =
         deliveryId <= MAX_ID ? await repo.retryDelivery(endpoint.id, deliveryId, clock()) : undefined;
       if (!delivery)
-        throw new ApiError('delivery_not_found', `Endpoint ${endpoint.id} has no delivery ${deliveryId}.`);
+        throw webhookError('delivery_not_found', `Endpoint ${endpoint.id} has no delivery ${deliveryId}.`);
       return reply.code(202).send(renderDelivery(delivery));
     },
   );

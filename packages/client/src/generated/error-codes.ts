@@ -14,26 +14,26 @@ export const ERROR_CODES = [
   'insufficient_scope', // 403
   'not_found', // 404
   'pet_not_found', // 404
+  'photo_not_found', // 404
+  'order_not_found', // 404
   'webhook_endpoint_not_found', // 404
   'delivery_not_found', // 404
-  'order_not_found', // 404
-  'photo_not_found', // 404
   'method_not_allowed', // 405
+  'request_timeout', // 408
   'idempotency_in_progress', // 409
   'pet_has_open_order', // 409
+  'photo_limit', // 409
   'invalid_transition', // 409
   'pet_not_available', // 409
-  'photo_limit', // 409
   'open_order_limit', // 409
   'webhook_endpoint_limit', // 409
   'webhook_endpoint_exists', // 409
-  'request_timeout', // 408
   'gone', // 410
   'precondition_failed', // 412
   'payload_too_large', // 413
   'unsupported_media_type', // 415
-  'invalid_image', // 422
   'idempotency_key_reused', // 422
+  'invalid_image', // 422
   'rate_limited', // 429
   'temporarily_banned', // 429
   'too_many_invalid_keys', // 429

@@ -483,26 +483,26 @@ export interface components {
         | 'insufficient_scope'
         | 'not_found'
         | 'pet_not_found'
+        | 'photo_not_found'
+        | 'order_not_found'
         | 'webhook_endpoint_not_found'
         | 'delivery_not_found'
-        | 'order_not_found'
-        | 'photo_not_found'
         | 'method_not_allowed'
+        | 'request_timeout'
         | 'idempotency_in_progress'
         | 'pet_has_open_order'
+        | 'photo_limit'
         | 'invalid_transition'
         | 'pet_not_available'
-        | 'photo_limit'
         | 'open_order_limit'
         | 'webhook_endpoint_limit'
         | 'webhook_endpoint_exists'
-        | 'request_timeout'
         | 'gone'
         | 'precondition_failed'
         | 'payload_too_large'
         | 'unsupported_media_type'
-        | 'invalid_image'
         | 'idempotency_key_reused'
+        | 'invalid_image'
         | 'rate_limited'
         | 'temporarily_banned'
         | 'too_many_invalid_keys'
@@ -1050,7 +1050,7 @@ export interface components {
       account?: string;
     };
     /**
-     * @description A change of a pet or an order, written in the same transaction as the change.
+     * @description A change of a resource, written in the same transaction as the change.
      * @example {
      *       "id": "evt_0123456789abcdef01234567",
      *       "type": "pet.updated",
@@ -1076,7 +1076,7 @@ export interface components {
        */
       id: string;
       /**
-       * @description What happened: `pet.created`, `pet.updated`, `pet.deleted`, `pet.profile_updated`, or `order.<placed|approved|delivered|cancelled>`.
+       * @description What happened: `pet.created`, `pet.updated`, `pet.deleted`, `pet.profile_updated`, `order.placed`, `order.approved`, `order.delivered` or `order.cancelled`.
        * @example pet.created
        * @enum {string}
        */
@@ -1096,11 +1096,11 @@ export interface components {
        */
       timestamp: string;
       data: {
-        /** @description The resource after the change, exactly as the API returns it (a Pet or an Order; for `pet.profile_updated` the pet id and its profile); for `pet.deleted` the pet as it was. */
+        /** @description The resource after the change, exactly as the API returns it: a Pet; for `pet.deleted` the pet as it was; for `pet.profile_updated` the pet id and its profile; an Order. */
         object:
           | components['schemas']['Pet']
-          | components['schemas']['Order']
-          | components['schemas']['PetProfileChange'];
+          | components['schemas']['PetProfileChange']
+          | components['schemas']['Order'];
         /** @description The old values of the fields this change modified (`{}` on creation, on `order.placed` and on deletion). */
         previous: {
           [key: string]: unknown;
