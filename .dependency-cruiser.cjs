@@ -23,6 +23,14 @@ module.exports = {
       to: { path: '^src/(app|server)\\.ts$' },
     },
     {
+      name: 'config-is-a-type-below-the-app',
+      comment:
+        'src/config.ts reads the module list (their settings): modules, http and db take Config as a type only, so loading a module never loads config.ts back (a cycle).',
+      severity: 'error',
+      from: { path: '^src/(modules|http|db)/' },
+      to: { path: '^src/config\\.ts$', dependencyTypesNot: ['type-only'] },
+    },
+    {
       name: 'data-does-not-depend-on-http',
       comment: 'Repositories and storage work without HTTP (the CLI uses them too).',
       severity: 'error',

@@ -1,7 +1,11 @@
 /**
  * The one place configuration is read. Environment variables only, validated once at start;
  * a bad value throws a ConfigError naming the variable, and the CLI turns that into a clean exit.
+ * A module's own variables are declared by the module (ApiModule.settings) and merged in here.
  */
+import { settingsOf } from './modules/declared.js';
+import { MODULES } from './modules/index.js';
+import type { ModuleSettings } from './modules/module.js';
 
 export class ConfigError extends Error {
   constructor(
@@ -15,7 +19,8 @@ export class ConfigError extends Error {
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
-export interface Config {
+/** The service's settings and, through ModuleSettings, every module's. */
+export interface Config extends ModuleSettings {
   port: number;
   host: string;
   /**
@@ -55,22 +60,6 @@ export interface Config {
   headersTimeoutMs: number;
   /** How long a client may take to send a whole request (headers and body); then `408 request_timeout`. */
   requestTimeoutMs: number;
-  /** How many open (placed or approved) store orders one account may hold at once. */
-  maxOpenOrders: number;
-  /** How many webhook endpoints one account may hold. */
-  maxWebhookEndpoints: number;
-  /**
-   * Hosts (names or addresses) a webhook URL may use over plain http and whose private or loopback addresses
-   * deliveries may reach; everything else must be https to a public address.
-   */
-  webhookAllowHosts: string[];
-  /** How often the webhook dispatcher looks for due deliveries when nothing wakes it. */
-  webhookPollMs: number;
-  /**
-   * How long a claimed delivery is leased to one dispatcher; a delivery whose process died is sent again
-   * once its lease expires. Keep it above the 15 s delivery timeout so a slow answer is not sent twice.
-   */
-  webhookLeaseMs: number;
   /**
    * Where clients reach this deployment (`https://api.example.com`, no trailing slash), when set: `Location`,
    * `Link` and the OpenAPI `servers` become absolute. Unset: they stay root-relative.
@@ -89,10 +78,6 @@ export interface Config {
 /** The HTTP timeouts' defaults, for apps built without a full Config (tests, benchmarks). */
 export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
-/** MAX_OPEN_ORDERS's default, for apps built without a full Config. */
-export const DEFAULT_MAX_OPEN_ORDERS = 5;
-/** MAX_WEBHOOK_ENDPOINTS's default, for apps built without a full Config. */
-export const DEFAULT_MAX_WEBHOOK_ENDPOINTS = 16;
 /**
  * OVERLOAD_MAX_IN_FLIGHT, OVERLOAD_QUEUE_MS and MAX_CONNECTIONS's defaults, for apps built without a full Config.
  * The in-flight maximum is a cap on memory (at most 16 KiB of body each), not the admission rule: that is the
@@ -103,13 +88,15 @@ export const DEFAULT_OVERLOAD_MAX_IN_FLIGHT = 8192;
 export const DEFAULT_OVERLOAD_QUEUE_MS = 400;
 export const DEFAULT_MAX_CONNECTIONS = 10_000;
 
-/**
- * Every variable the service reads, in one table: its default as an env file would write it (undefined:
- * unset) and one line of meaning. `.env.example` is generated from it (`npm run generate:env`), and
- * test/deploy.test.ts holds it to `loadConfig`: the same names, and each default, given explicitly, loads
- * the same configuration as leaving the variable unset. The README's configuration table says more.
- */
-export const VARIABLES: readonly { name: string; default: string | undefined; description: string }[] = [
+/** A variable as the table lists it: its default as an env file would write it (undefined: unset), its meaning. */
+export interface Variable {
+  name: string;
+  default: string | undefined;
+  description: string;
+}
+
+/** The variables of the service itself; VARIABLES adds the modules'. */
+const SERVICE_VARIABLES: readonly Variable[] = [
   { name: 'PORT', default: '3000', description: 'Port to listen on.' },
   {
     name: 'HOST',
@@ -185,16 +172,6 @@ export const VARIABLES: readonly { name: string; default: string | undefined; de
     description: 'After SIGTERM, how long /readyz answers 503 before the listener closes.',
   },
   {
-    name: 'MAX_OPEN_ORDERS',
-    default: String(DEFAULT_MAX_OPEN_ORDERS),
-    description: 'Open (placed or approved) store orders one account may hold at once.',
-  },
-  {
-    name: 'MAX_WEBHOOK_ENDPOINTS',
-    default: String(DEFAULT_MAX_WEBHOOK_ENDPOINTS),
-    description: 'Webhook endpoints one account may hold; beyond, 409 webhook_endpoint_limit.',
-  },
-  {
     name: 'HEADERS_TIMEOUT_MS',
     default: String(DEFAULT_HEADERS_TIMEOUT_MS),
     description: "How long a client may take to send a request's headers; then 408.",
@@ -203,21 +180,6 @@ export const VARIABLES: readonly { name: string; default: string | undefined; de
     name: 'REQUEST_TIMEOUT_MS',
     default: String(DEFAULT_REQUEST_TIMEOUT_MS),
     description: 'How long a client may take to send a whole request; then 408.',
-  },
-  {
-    name: 'WEBHOOK_ALLOW_HOSTS',
-    default: undefined,
-    description: 'Comma-separated hosts webhook URLs may name over http and at private addresses.',
-  },
-  {
-    name: 'WEBHOOK_POLL_MS',
-    default: '1000',
-    description: 'How often the webhook dispatcher looks for due deliveries when nothing wakes it.',
-  },
-  {
-    name: 'WEBHOOK_LEASE_MS',
-    default: '30000',
-    description: 'How long a claimed delivery is leased to one dispatcher (keep above 15 s).',
   },
   {
     name: 'PUBLIC_URL',
@@ -247,6 +209,28 @@ export const VARIABLES: readonly { name: string; default: string | undefined; de
 ];
 
 type Env = Record<string, string | undefined>;
+
+/**
+ * Every variable the service reads, in one table: the service's own, then each module's (ApiModule.settings)
+ * in module order. `.env.example` is generated from it (`npm run generate:env`), and test/deploy.test.ts
+ * holds it to `loadConfig`: the same names, and each default, given explicitly, loads the same
+ * configuration as leaving the variable unset. The README's configuration table says more.
+ */
+export const VARIABLES: readonly Variable[] = [...SERVICE_VARIABLES, ...settingsOf(MODULES)];
+
+/** The modules' settings, each parsed by its module; a bad value throws a ConfigError naming its variable. */
+function moduleSettings(env: Env): ModuleSettings {
+  const settings: Record<string, unknown> = {};
+  for (const { name, key, parse } of settingsOf(MODULES)) {
+    const raw = env[name];
+    try {
+      settings[key] = parse(raw === '' ? undefined : raw);
+    } catch (error) {
+      throw new ConfigError(name, (error as Error).message);
+    }
+  }
+  return settings as unknown as ModuleSettings;
+}
 
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
@@ -345,22 +329,6 @@ function httpTimeouts(env: Env): Pick<Config, 'headersTimeoutMs' | 'requestTimeo
   return { headersTimeoutMs, requestTimeoutMs };
 }
 
-function webhookAllowHosts(env: Env): string[] {
-  const raw = env.WEBHOOK_ALLOW_HOSTS?.trim();
-  if (!raw) return [];
-  return raw.split(',').map((entry) => {
-    // Compared with a URL's hostname: lower-case, IPv6 without brackets.
-    const host = entry
-      .trim()
-      .replace(/^\[(.*)\]$/, '$1')
-      .toLowerCase();
-    if (!/^[a-z0-9.:_-]+$/.test(host)) {
-      throw new ConfigError('WEBHOOK_ALLOW_HOSTS', `"${entry.trim()}" is not a hostname or IP address`);
-    }
-    return host;
-  });
-}
-
 function metricsPort(env: Env, port: number): number | undefined {
   if (env.METRICS_PORT === undefined || env.METRICS_PORT.trim() === '') return undefined;
   const value = integer(env, 'METRICS_PORT', 0, 0, 65535);
@@ -397,6 +365,7 @@ function publicUrl(env: Env): string | undefined {
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 3000, 0, 65535);
   return {
+    ...moduleSettings(env),
     port,
     metricsPort: metricsPort(env, port),
     host: env.HOST?.trim() || '127.0.0.1',
@@ -423,12 +392,7 @@ export function loadConfig(env: Env = process.env): Config {
     redisTimeoutMs: integer(env, 'REDIS_TIMEOUT_MS', 50, 5, 10_000),
     corsOrigins: corsOrigins(env),
     drainSeconds: integer(env, 'DRAIN_SECONDS', 5, 0, 300),
-    maxOpenOrders: integer(env, 'MAX_OPEN_ORDERS', DEFAULT_MAX_OPEN_ORDERS, 1, 1_000_000),
-    maxWebhookEndpoints: integer(env, 'MAX_WEBHOOK_ENDPOINTS', DEFAULT_MAX_WEBHOOK_ENDPOINTS, 1, 10_000),
     ...httpTimeouts(env),
-    webhookAllowHosts: webhookAllowHosts(env),
-    webhookPollMs: integer(env, 'WEBHOOK_POLL_MS', 1000, 10, 60_000),
-    webhookLeaseMs: integer(env, 'WEBHOOK_LEASE_MS', 30_000, 100, 3_600_000),
     publicUrl: publicUrl(env),
     overloadMaxInFlight: integer(env, 'OVERLOAD_MAX_IN_FLIGHT', DEFAULT_OVERLOAD_MAX_IN_FLIGHT, 1, 1_000_000),
     overloadQueueMs: integer(env, 'OVERLOAD_QUEUE_MS', DEFAULT_OVERLOAD_QUEUE_MS, 10, 60_000),

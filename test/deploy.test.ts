@@ -10,6 +10,8 @@ import { test } from 'node:test';
 import { parse } from 'yaml';
 import { renderEnvExample } from '../scripts/generate-env.js';
 import { loadConfig, VARIABLES } from '../src/config.js';
+import { settingsOf } from '../src/modules/declared.js';
+import { MODULES } from '../src/modules/index.js';
 
 const read = (path: string) => readFileSync(new URL(`../${path}`, import.meta.url), 'utf8');
 
@@ -47,9 +49,15 @@ test('.env.example is what `npm run generate:env` makes of src/config.ts', () =>
 
 test('the configuration table names exactly the variables the parser reads, with the parser’s defaults', () => {
   const source = read('src/config.ts');
-  const parsed = new Set([...source.matchAll(/\benv(?:\.|, ')([A-Z][A-Z0-9_]+)/g)].map((m) => m[1]!));
+  // The service's own variables are read in config.ts; each module's by its declaration (ApiModule.settings).
+  const parsed = new Set([
+    ...[...source.matchAll(/\benv(?:\.|, ')([A-Z][A-Z0-9_]+)/g)].map((m) => m[1]!),
+    ...settingsOf(MODULES).map((setting) => setting.name),
+  ]);
   assert.ok(parsed.has('PORT') && parsed.has('PUBLIC_URL'), 'the pattern finds the variables');
+  assert.ok(parsed.has('MAX_OPEN_ORDERS'), "the modules' variables are read");
   assert.deepEqual(new Set(VARIABLES.map((v) => v.name)), parsed);
+  assert.equal(VARIABLES.length, parsed.size, 'each variable once');
   const defaults = loadConfig({});
   for (const variable of VARIABLES) {
     assert.ok(variable.description.length > 0 && !variable.description.includes('\n'), variable.name);

@@ -8,7 +8,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { errorCatalogueOf } from '../src/modules/declared.js';
+import { errorCatalogueOf, settingsOf } from '../src/modules/declared.js';
 import { MODULES } from '../src/modules/index.js';
 import { allScopes } from '../src/modules/accounts/scopes.js';
 
@@ -60,8 +60,13 @@ test('the API guide describes every scope in its Scopes table', () => {
 
 test('the operations guide documents every environment variable src/config.ts reads', () => {
   const source = read('src/config.ts');
-  const names = new Set([...source.matchAll(/\benv(?:\.|, ')([A-Z][A-Z0-9_]+)/g)].map((m) => m[1]!));
+  // The service's own, read in config.ts, and the modules' (ApiModule.settings), merged in there.
+  const names = new Set([
+    ...[...source.matchAll(/\benv(?:\.|, ')([A-Z][A-Z0-9_]+)/g)].map((m) => m[1]!),
+    ...settingsOf(MODULES).map((setting) => setting.name),
+  ]);
   assert.ok(names.has('PUBLIC_URL') && names.has('PORT'), 'the pattern finds the variables');
+  assert.ok(names.has('MAX_OPEN_ORDERS'), "the modules' variables are found");
   const configuration = section(operations, 'Configuration');
   for (const name of names) assert.match(configuration, new RegExp(`\\| \`${name}\` +\\|`), name);
 });

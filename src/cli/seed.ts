@@ -1,6 +1,5 @@
 /** `seed --pets N`. */
-import { seedCatalogue } from '../modules/listings/seed.js';
-import { petRepository } from '../modules/pets/repository.js';
+import { MODULES } from '../modules/index.js';
 import {
   noPositionals,
   parse,
@@ -25,22 +24,15 @@ a terminal, large counts show their progress on stderr.`,
     const count = positiveInt(values.pets, '--pets');
     if (count === undefined) throw new UsageError('seed needs --pets N');
     await withDatabase(config, async (database) => {
-      const shown = progress('Adding demo pets', count);
-      try {
-        await database.repository(petRepository).seed(count, Date.now(), (done) => shown.update(done));
-      } finally {
-        shown.end();
-      }
-      const now = Date.now();
-      const catalogue = progress('Adding their profiles and photos', count);
-      try {
-        await seedCatalogue(database, count, {
-          withPhotos: Math.min(100, Math.ceil(count / 5)),
-          now,
-          onProgress: (done) => catalogue.update(done),
-        });
-      } finally {
-        catalogue.end();
+      // Each module's share (ApiModule.seed), in module order: the pets first, then what others add to them.
+      for (const { seed } of MODULES) {
+        if (!seed) continue;
+        const shown = progress(seed.label, count);
+        try {
+          await seed.run({ database, count, now: Date.now(), onProgress: (done) => shown.update(done) });
+        } finally {
+          shown.end();
+        }
       }
       print(`Added ${count} demo pets.`);
     });

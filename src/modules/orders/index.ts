@@ -1,5 +1,6 @@
 import type { ApiModule } from '../module.js';
 import { orderErrors } from './errors.js';
+import { orderSettings } from './settings.js';
 import { orderRoutes } from './routes.js';
 import { Order } from './schemas.js';
 
@@ -25,6 +26,7 @@ export const ordersModule: ApiModule = {
   ],
   routes: orderRoutes,
   errors: orderErrors.catalogue,
+  settings: orderSettings,
   events: [
     { type: 'order.placed', object: Order, describe: 'an Order' },
     { type: 'order.approved', object: Order },

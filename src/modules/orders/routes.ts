@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { DEFAULT_MAX_OPEN_ORDERS } from '../../config.js';
 import { hasScope } from '../../http/access.js';
 import { ifMatch as ifMatchOf, notModified, preconditionFailed, strongEtag } from '../../http/conditional.js';
 import { ApiError } from '../../http/errors.js';
@@ -34,6 +33,7 @@ import {
   renderOrder,
 } from './schemas.js';
 import { orderError } from './errors.js';
+import { DEFAULT_MAX_OPEN_ORDERS } from './settings.js';
 
 // Moved to schemas.ts so the repositories can render an event's object; re-exported for the CLI.
 export { renderOrder } from './schemas.js';

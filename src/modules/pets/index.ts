@@ -1,5 +1,6 @@
 import type { ApiModule } from '../module.js';
 import { petErrors } from './errors.js';
+import { petRepository } from './repository.js';
 import { petRoutes } from './routes.js';
 import { NewPet, Pet, PetPatch } from './schemas.js';
 
@@ -13,6 +14,12 @@ export const petsModule: ApiModule = {
   ],
   routes: petRoutes,
   errors: petErrors.catalogue,
+  // Names, categories and statuses cycle; written in bulk without events.
+  seed: {
+    label: 'Adding demo pets',
+    run: ({ database, count, now, onProgress }) =>
+      database.repository(petRepository).seed(count, now, onProgress),
+  },
   events: [
     { type: 'pet.created', object: Pet, describe: 'a Pet' },
     { type: 'pet.updated', object: Pet },

@@ -1,5 +1,6 @@
 import type { ApiModule } from '../module.js';
 import { webhookErrors } from './errors.js';
+import { webhookSettings } from './settings.js';
 import { WebhookDispatcher } from './dispatcher.js';
 import { webhookRoutes } from './routes.js';
 import { eventsOf } from '../declared.js';
@@ -19,6 +20,7 @@ export const webhooksModule: ApiModule = {
   scopes: [{ name: 'webhooks:write', description: "manage the account's own webhook endpoints" }],
   routes: webhookRoutes,
   errors: webhookErrors.catalogue,
+  settings: webhookSettings,
   background: ({ database, config, registry, logger, busy }) =>
     new WebhookDispatcher({
       database,

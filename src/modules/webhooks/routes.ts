@@ -3,7 +3,6 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { FastifyRequest } from 'fastify';
-import { DEFAULT_MAX_WEBHOOK_ENDPOINTS } from '../../config.js';
 import { hasScope } from '../../http/access.js';
 import { ApiError } from '../../http/errors.js';
 import { mergePatchBody, requireDeclaredBody } from '../../http/merge-patch.js';
@@ -26,6 +25,7 @@ import {
   type WebhookEndpointPatch,
 } from './schemas.js';
 import { webhookError } from './errors.js';
+import { DEFAULT_MAX_WEBHOOK_ENDPOINTS } from './settings.js';
 
 /** How long the previous secret keeps signing after a rotation. */
 export const PREVIOUS_SECRET_MS = 24 * 3600_000;
