@@ -67,6 +67,14 @@ module.exports = {
       to: { path: '^test/' },
     },
     {
+      name: 'fixtures-are-for-tests',
+      comment:
+        "A module's fixtures.ts is test code kept beside the module (excluded from the build): production files never import one.",
+      severity: 'error',
+      from: { path: '^src/', pathNot: '(^|/)fixtures\\.ts$' },
+      to: { path: ['^src/modules/fixtures\\.ts$', '^src/modules/[^/]+/fixtures\\.ts$'] },
+    },
+    {
       name: 'src-imports-no-tooling',
       severity: 'error',
       from: { path: '^src/' },

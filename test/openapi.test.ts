@@ -5,7 +5,6 @@
  * documented headers present and well-typed), so the document and the behaviour cannot drift apart.
  */
 import assert from 'node:assert/strict';
-import sharp from 'sharp';
 import { after, before, describe, test } from 'node:test';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsPlugin from 'ajv-formats';
@@ -15,13 +14,11 @@ import { generateApiKey } from '../src/modules/accounts/keys.js';
 import { allScopes } from '../src/modules/accounts/scopes.js';
 import { categoryRepository } from '../src/modules/categories/repository.js';
 import { petRepository } from '../src/modules/pets/repository.js';
-import { webhookRepository } from '../src/modules/webhooks/repository.js';
 import { backends, bearer, createTestContext, type TestContext } from './helpers.js';
 import { faultyApp } from './support/faults.js';
 import { insertOrderRow } from './support/order-rows.js';
 import { declaredScopes, scopesLacking } from './support/scopes.js';
-import { driftStatuses } from './fixtures/index.js';
-import { insertEvent } from './support/webhooks.js';
+import { appendEventOf, driftStatuses, moduleFixtures } from './support/fixtures.js';
 
 type Json = Record<string, unknown>;
 interface Operation extends Json {
@@ -51,27 +48,20 @@ const SPEC_STATUSES: Record<string, string[]> = {
   getPet: ['200', '400', '401', '404', '410', '429'],
 };
 
-/** Operations served without a key: photo renderings (unguessable, immutable URLs for <img>). */
-const KEYLESS = ['getPhotoFile'];
+/** Every module's fixture (src/modules/<module>/fixtures.ts), in module order. */
+const FIXTURES = await moduleFixtures();
 
-/** Headers documented as present only sometimes; every other documented header must be on the response. */
-const CONDITIONAL_HEADERS: Record<string, string[]> = {
-  'listPets 200': ['link'], // only when another page exists
-  'createPet 201': ['idempotent-replayed'], // only on a replay
-  'updatePet 200': ['idempotent-replayed'],
-  'deletePet 204': ['idempotent-replayed'],
-  'placeOrder 201': ['idempotent-replayed'],
-  'listOrders 200': ['link'],
-  'searchListings 200': ['link'],
-  'approveOrder 200': ['idempotent-replayed'],
-  'deliverOrder 200': ['idempotent-replayed'],
-  'cancelOrder 200': ['idempotent-replayed'],
-  'putPetProfile 200': ['idempotent-replayed'],
-  'patchPetProfile 200': ['idempotent-replayed'],
-  'addPetPhoto 201': ['idempotent-replayed'],
-  'movePetPhoto 200': ['idempotent-replayed'],
-  'deletePetPhoto 204': ['idempotent-replayed'],
-};
+/** Operations served without a key, as their modules' fixtures declare (photo renderings: `<img>` URLs). */
+const KEYLESS = [...FIXTURES.values()].flatMap((fixture) => fixture.keyless ?? []);
+
+/**
+ * Headers documented as present only sometimes (`link` when another page exists, `idempotent-replayed` on a
+ * replay), as the modules' fixtures declare; every other documented header must be on the response.
+ */
+const CONDITIONAL_HEADERS: Record<string, string[]> = Object.assign(
+  {},
+  ...[...FIXTURES.values()].map((fixture) => fixture.conditionalHeaders ?? {}),
+);
 
 /**
  * Documented on every response but sent only to origins listed in CORS_ORIGINS, which the drift tests do not
@@ -232,8 +222,9 @@ function safeJson(res: LightMyRequestResponse): unknown {
 }
 
 /**
- * The documented responses each drift test must produce (each test asserts its own share, so it fails on
- * its own if it stops producing them); the last drift test checks the shares add up to the whole.
+ * The documented responses each cross-cutting drift test must produce (each test asserts its own share, so it
+ * fails on its own if it stops producing them); a module's own drift test (its fixture's `drift`) must produce
+ * every status its fixture lists. The last drift test checks the shares add up to the whole.
  */
 const DRIFT_COVERAGE = {
   successes: { listPets: [200], createPet: [201], getPet: [200], listCategories: [200] },
@@ -267,39 +258,6 @@ const DRIFT_COVERAGE = {
     createPet: [503],
     getPet: [503],
     listCategories: [503],
-  },
-  'store orders': {
-    placeOrder: [201, 400, 409],
-    listOrders: [200, 304, 400],
-    getOrder: [200, 304, 404],
-    approveOrder: [200, 409, 412],
-    deliverOrder: [200],
-    cancelOrder: [200, 404],
-    getInventory: [200],
-  },
-  webhooks: {
-    createWebhookEndpoint: [201, 400, 409],
-    listWebhookEndpoints: [200],
-    getWebhookEndpoint: [200, 404],
-    updateWebhookEndpoint: [200, 400],
-    deleteWebhookEndpoint: [204, 404],
-    rotateWebhookSecret: [200],
-    listWebhookDeliveries: [200],
-    retryWebhookDelivery: [202, 404],
-  },
-  catalogue: {
-    getPetProfile: [200, 304, 404],
-    putPetProfile: [200, 400, 412],
-    patchPetProfile: [200, 400],
-    searchListings: [200, 400],
-    addPetPhoto: [201, 404, 415, 422],
-    listPetPhotos: [200, 404],
-    movePetPhoto: [200, 400],
-    deletePetPhoto: [204, 404],
-    getPhotoFile: [200, 304, 404],
-  },
-  'events feed': {
-    listEvents: [200, 400],
   },
 } satisfies Record<string, Record<string, number[]>>;
 
@@ -587,6 +545,10 @@ for (const backend of await backends()) {
      * fewer requests than it claims (run alone or not).
      */
     function session(name: keyof typeof DRIFT_COVERAGE) {
+      return sessionOf(name, DRIFT_COVERAGE[name]);
+    }
+
+    function sessionOf(name: string, coverage: Record<string, number[]>) {
       const covered = new Set<string>();
       return {
         async call(
@@ -602,7 +564,7 @@ for (const backend of await backends()) {
           return res;
         },
         done(): void {
-          const missing = coveragePairs(DRIFT_COVERAGE[name]).filter((pair) => !covered.has(pair));
+          const missing = coveragePairs(coverage).filter((pair) => !covered.has(pair));
           assert.deepEqual(missing, [], `${name}: every response it is meant to produce`);
         },
       };
@@ -919,182 +881,33 @@ for (const backend of await backends()) {
       done();
     });
 
-    test('store orders', async () => {
-      const { call, done } = session('store orders');
-      const pet = async () =>
-        (
-          await ctx.app.inject({
-            method: 'POST',
-            url: '/v1/pets',
-            headers: auth(),
-            payload: { name: 'O', categoryId: 1 },
-          })
-        ).json().id as number;
-      const place = (petId: number) =>
-        call('place', { method: 'POST', url: '/v1/store/orders', headers: auth(), payload: { petId } });
-      const first = await pet();
-      const order = (await place(first)).json();
-      await place(first);
-      await call('unknown pet', {
-        method: 'POST',
-        url: '/v1/store/orders',
-        headers: auth(),
-        payload: { petId: 987654321 },
+    // Each module's own drift test, from its fixture: it must produce every status the fixture lists.
+    for (const [module, fixture] of FIXTURES) {
+      const { drift } = fixture;
+      if (!drift) continue;
+      test(`${module} (its fixture's drift test)`, async () => {
+        const { call, done } = sessionOf(module, fixture.driftStatuses ?? {});
+        await drift({
+          call,
+          auth,
+          app: ctx.app,
+          database: ctx.database,
+          now: () => ctx.clock.now,
+          appendEvent: (type) => appendEventOf(ctx.database, type),
+        });
+        done();
       });
-      const second = (await place(await pet())).json();
-      const list = await call('list', { url: '/v1/store/orders?limit=1', headers: auth() });
-      await call('list 304', {
-        url: '/v1/store/orders?limit=1',
-        headers: { ...auth(), 'if-none-match': String(list.headers.etag) },
-      });
-      await call('bad list', { url: '/v1/store/orders?status=lost', headers: auth() });
-      const url = `/v1/store/orders/${order.id}`;
-      await call('get', { url, headers: auth() });
-      await call('get 304', { url, headers: { ...auth(), 'if-none-match': '"1"' } });
-      await call('unknown', { url: '/v1/store/orders/987654321', headers: auth() });
-      await call('stale approve', {
-        method: 'POST',
-        url: `${url}/approve`,
-        headers: { ...auth(), 'if-match': '"9"' },
-      });
-      await call('approve', { method: 'POST', url: `${url}/approve`, headers: auth() });
-      await call('approve again', { method: 'POST', url: `${url}/approve`, headers: auth() });
-      await call('deliver', { method: 'POST', url: `${url}/deliver`, headers: auth() });
-      await call('cancel', { method: 'POST', url: `/v1/store/orders/${second.id}/cancel`, headers: auth() });
-      await call('cancel unknown', {
-        method: 'POST',
-        url: '/v1/store/orders/987654321/cancel',
-        headers: auth(),
-      });
-      await call('inventory', { url: '/v1/store/inventory', headers: auth() });
-      done();
-    });
-
-    test('webhooks', async () => {
-      const { call, done } = session('webhooks');
-      const hooks = '/v1/webhook-endpoints';
-      const body = { url: 'https://receiver.example/hook', events: ['*'] };
-      const created = await call('create', { method: 'POST', url: hooks, headers: auth(), payload: body });
-      // A second one, so that the first page of one has a next (its Link).
-      await call('create', {
-        method: 'POST',
-        url: hooks,
-        headers: auth(),
-        payload: { ...body, url: `${body.url}?second` },
-      });
-      await call('same url', { method: 'POST', url: hooks, headers: auth(), payload: body });
-      await call('bad url', {
-        method: 'POST',
-        url: hooks,
-        headers: auth(),
-        payload: { ...body, url: 'http://x.example/' },
-      });
-      const url = `${hooks}/${created.json().id}`;
-      await call('list', { url: `${hooks}?limit=1`, headers: auth() });
-      await call('get', { url, headers: auth() });
-      await call('unknown', { url: `${hooks}/987654321`, headers: auth() });
-      await call('patch', { method: 'PATCH', url, headers: auth(), payload: { enabled: false } });
-      await call('bad patch', { method: 'PATCH', url, headers: auth(), payload: { enabled: null } });
-      await call('rotate', { method: 'POST', url: `${url}/rotate-secret`, headers: auth() });
-      await call('patch back', { method: 'PATCH', url, headers: auth(), payload: { enabled: true } });
-      await insertEvent(ctx.database, { type: 'pet.created' });
-      await insertEvent(ctx.database, { type: 'pet.updated' });
-      await ctx.database.repository(webhookRepository).fanOut(ctx.clock.now, 10);
-      const deliveries = await call('deliveries', { url: `${url}/deliveries?limit=1`, headers: auth() });
-      const delivery = deliveries.json()[0]?.id ?? 0;
-      await call('retry', { method: 'POST', url: `${url}/deliveries/${delivery}/retry`, headers: auth() });
-      await call('retry unknown', {
-        method: 'POST',
-        url: `${url}/deliveries/987654321/retry`,
-        headers: auth(),
-      });
-      await call('delete', { method: 'DELETE', url, headers: auth() });
-      await call('delete again', { method: 'DELETE', url, headers: auth() });
-      done();
-    });
-
-    test('catalogue', async () => {
-      const { call, done } = session('catalogue');
-      const petId = (
-        await ctx.app.inject({
-          method: 'POST',
-          url: '/v1/pets',
-          headers: auth(),
-          payload: { name: 'Catalogued', categoryId: 1 },
-        })
-      ).json().id as number;
-      const profile = `/v1/pets/${petId}/profile`;
-      await call('empty profile', { url: profile, headers: auth() });
-      await call('unknown pet', { url: '/v1/pets/987654321/profile', headers: auth() });
-      await call('put', {
-        method: 'PUT',
-        url: profile,
-        headers: auth(),
-        payload: {
-          breed: 'Mix',
-          goodWith: { children: true, cats: null },
-          location: { latitude: 1, longitude: 2 },
-        },
-      });
-      await call('profile 304', { url: profile, headers: { ...auth(), 'if-none-match': '"1"' } });
-      await call('bad put', { method: 'PUT', url: profile, headers: auth(), payload: { size: 'huge' } });
-      await call('stale put', {
-        method: 'PUT',
-        url: profile,
-        headers: { ...auth(), 'if-match': '"7"' },
-        payload: { breed: 'Mix' },
-      });
-      await call('patch', { method: 'PATCH', url: profile, headers: auth(), payload: { breed: null } });
-      await call('bad patch', { method: 'PATCH', url: profile, headers: auth(), payload: {} });
-      await call('search', {
-        url: '/v1/listings?near=1,2&radiusKm=10&sort=distance&limit=1',
-        headers: auth(),
-      });
-      await call('bad search', { url: '/v1/listings?sort=up', headers: auth() });
-      const image = await sharp({ create: { width: 40, height: 30, channels: 3, background: '#336699' } })
-        .png()
-        .toBuffer();
-      const photos = `/v1/pets/${petId}/photos`;
-      const upload = (label: string, url: string, type: string, payload: Buffer) =>
-        call(label, { method: 'POST', url, headers: { ...auth(), 'content-type': type }, payload });
-      const photo = (await upload('upload', photos, 'image/png', image)).json();
-      await upload('upload, unknown pet', '/v1/pets/987654321/photos', 'image/png', image);
-      await upload('upload, lying type', photos, 'image/jpeg', image);
-      await upload('upload, not an image type', photos, 'text/csv', Buffer.from('a,b'));
-      await call('photos', { url: photos, headers: auth() });
-      await call('photos, unknown pet', { url: '/v1/pets/987654321/photos', headers: auth() });
-      const one = `${photos}/${photo.id}`;
-      await call('move', { method: 'PATCH', url: one, headers: auth(), payload: { position: 0 } });
-      await call('bad move', { method: 'PATCH', url: one, headers: auth(), payload: { position: 5 } });
-      await call('image', { url: photo.urls.medium });
-      await call('image 304', {
-        url: photo.urls.medium,
-        headers: { 'if-none-match': `"${photo.id}.medium"` },
-      });
-      await call('delete photo', { method: 'DELETE', url: one, headers: auth() });
-      await call('delete photo again', { method: 'DELETE', url: one, headers: auth() });
-      await call('image gone', { url: photo.urls.medium });
-      done();
-    });
-
-    test('events feed', async () => {
-      const { call, done } = session('events feed');
-      await ctx.app.inject({
-        method: 'POST',
-        url: '/v1/pets',
-        headers: auth(),
-        payload: { name: 'E', categoryId: 1 },
-      });
-      const page = await call('feed', { url: '/v1/events?limit=1', headers: auth() });
-      await call('feed by Link', { url: /^<([^>]+)>/.exec(String(page.headers.link))![1]!, headers: auth() });
-      await call('unknown type', { url: '/v1/events?type=pet.adopted', headers: auth() });
-      done();
-    });
+    }
 
     test('the drift tests together cover every documented operation and the expected status codes', () => {
-      // Each module's fixture (test/fixtures/<module>.ts) lists the statuses of its operations.
+      // Each module's fixture (src/modules/<module>/fixtures.ts) lists the statuses of its operations.
       const expected = EXPECTED_STATUSES;
-      const planned = new Set(Object.values(DRIFT_COVERAGE).flatMap(coveragePairs));
+      const planned = new Set([
+        ...Object.values(DRIFT_COVERAGE).flatMap(coveragePairs),
+        ...[...FIXTURES.values()].flatMap((fixture) =>
+          fixture.drift ? coveragePairs(fixture.driftStatuses ?? {}) : [],
+        ),
+      ]);
       assert.deepEqual(
         coveragePairs(expected).filter((pair) => !planned.has(pair)),
         [],

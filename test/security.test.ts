@@ -2,7 +2,7 @@
  * One security suite applied to every protected route. The route list is derived from the served OpenAPI
  * document, and a router walk checks that every /v1 route is either documented-and-protected, a 405
  * catch-all, or on the explicit public list, so a new route cannot escape this suite. Request bodies and
- * path parameters come from each module's fixture (test/fixtures/<module>.ts): a path parameter is a real
+ * path parameters come from each module's fixture (src/modules/<module>/fixtures.ts): a path parameter is a real
  * id of its own resource, so "the valid key works" reaches the handler and answers 2xx.
  */
 import assert from 'node:assert/strict';
@@ -10,14 +10,28 @@ import { after, describe, test } from 'node:test';
 import { generateApiKey } from '../src/modules/accounts/keys.js';
 import type { Scope } from '../src/modules/accounts/scopes.js';
 import { MODULES } from '../src/modules/index.js';
-import { loadFixtures, type Fixtures } from './fixtures/index.js';
+import { fixturePath, loadFixtures, moduleFixtures, type Fixtures } from './support/fixtures.js';
 import { backends, bearer, createTestContext, routerTable, type TestContext } from './helpers.js';
 import { assert401, assertRateLimitHeaders } from './support/assertions.js';
 import { declaredScopes, scopesLacking } from './support/scopes.js';
 
-/** Routes under /v1 served without a key. Anything else under /v1 must demand one. */
-// The photo renderings are public by design: unguessable ids, immutable bytes an <img> loads without a key.
-const PUBLIC_V1 = [/^\/v1\/openapi\.json$/, /^\/v1\/docs(\/.*)?$/, /^\/v1\/photos\/:photoId\/:file$/];
+/**
+ * Routes under /v1 served without a key: the document and its page, and the operations the modules' fixtures
+ * declare keyless (photo renderings: unguessable ids, immutable bytes an <img> loads without a key), as
+ * router paths. Anything else under /v1 must demand one.
+ */
+function publicV1(doc: OpenApiDoc, keyless: readonly string[]): RegExp[] {
+  const prefix = serverPrefix(doc);
+  const paths = keyless.map((operationId) => {
+    const path = Object.entries(doc.paths).find(([, item]) =>
+      Object.values(item).some((op) => op.operationId === operationId),
+    )?.[0];
+    assert.ok(path, `the keyless operation ${operationId} is documented`);
+    const router = (prefix + path).replace(/\{(\w+)\}/g, ':$1').replace(/[.*+?^$()|[\]\\]/g, '\\$&');
+    return new RegExp(`^${router}$`);
+  });
+  return [/^\/v1\/openapi\.json$/, /^\/v1\/docs(\/.*)?$/, ...paths];
+}
 
 /** The protected operations the spec and DESIGN.md name; the derived list must contain at least these. */
 const KNOWN_PROTECTED = ['GET /v1/pets', 'POST /v1/pets', 'GET /v1/pets/{petId}', 'GET /v1/categories'];
@@ -112,13 +126,17 @@ for (const backend of await backends()) {
   const fixtures = await loadFixtures(ctx.app, key, ctx.database);
   const doc: OpenApiDoc = (await ctx.app.inject({ url: '/v1/openapi.json' })).json();
   const routes = await protectedRoutes(doc, fixtures);
+  const PUBLIC_V1 = publicV1(
+    doc,
+    [...(await moduleFixtures()).values()].flatMap((fixture) => fixture.keyless ?? []),
+  );
 
   describe(`security [${backend.name}]`, () => {
     after(() => ctx.close());
 
-    test('every module has its fixture file in test/fixtures/', () => {
+    test('every module has its fixture file in its folder', () => {
       for (const module of MODULES) {
-        assert.ok(fixtures.modules.includes(module.name), `add test/fixtures/${module.name}.ts`);
+        assert.ok(fixtures.modules.includes(module.name), `add ${fixturePath(module.name)}`);
       }
     });
 
@@ -171,7 +189,7 @@ for (const backend of await backends()) {
 
     for (const route of routes) {
       describe(route.label, () => {
-        // Made anew per request where a valid call uses its ids or body up (test/fixtures `fresh`).
+        // Made anew per request where a valid call uses its ids or body up (its fixture's `fresh`).
         const send = async (headers: Record<string, string>) => {
           const { url, body } = await fixtures.request(route.operationId, route.template);
           return ctx.app.inject({

@@ -1,4 +1,4 @@
-/** Store-order steps shared by the orders suites, the fixture and the CLI tests: all through the API. */
+/** Store-order steps shared by the orders suites and the CLI tests: all through the API. */
 import assert from 'node:assert/strict';
 import type { FastifyInstance } from 'fastify';
 import { bearer } from '../helpers.js';
