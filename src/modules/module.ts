@@ -133,5 +133,10 @@ export interface ApiModule {
    * Its share of `pet-adoption seed --pets N`, run in module order (pets first): `label` is what the
    * command shows while it runs, `run` returns once written.
    */
-  seed?: { label: string; run(context: SeedContext): Promise<unknown> };
+  seed?: {
+    label: string;
+    /** What it adds, for the command's help: a clause following "Adds", joined to the others by commas. */
+    help: string;
+    run(context: SeedContext): Promise<unknown>;
+  };
 }

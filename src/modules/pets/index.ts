@@ -17,6 +17,7 @@ export const petsModule: ApiModule = {
   // Names, categories and statuses cycle; written in bulk without events.
   seed: {
     label: 'Adding demo pets',
+    help: 'N demo pets (names, categories and statuses cycle) to the existing database',
     run: ({ database, count, now, onProgress }) =>
       database.repository(petRepository).seed(count, now, onProgress),
   },
