@@ -15,6 +15,7 @@ import type { Config } from './config.js';
 import { openDatabase } from './db/index.js';
 import { IDEMPOTENCY_RETENTION_MS } from './http/idempotency/index.js';
 import { idempotencyRepository } from './db/idempotency/repository.js';
+import { addAcceptCopies, type AcceptCopies } from './http/accept-copies.js';
 import { startHealthListener, type HealthListener } from './http/health-listener.js';
 import { createRegistry } from './http/observability.js';
 import { watchApiLoad } from './http/api-load.js';
@@ -168,6 +169,8 @@ export async function serve(config: Config, options: ServeOptions = {}): Promise
   });
 
   let health: HealthListener | undefined;
+  // Set once listening; the shutdown handler, registered before, may run while they are being made.
+  let acceptCopies: Promise<AcceptCopies> | undefined;
   const drainMs = config.drainSeconds * 1000;
   closeWithGrace({ delay: drainMs + CLOSE_GRACE_MS + IN_FLIGHT_MS }, async ({ signal, err }) => {
     if (err) logger.error({ err }, 'shutting down after an error');
@@ -179,9 +182,11 @@ export async function serve(config: Config, options: ServeOptions = {}): Promise
     stopping = true;
     // net.Server's close stops listening only; http.Server's would also close the idle keep-alive
     // connections at once, resetting requests their clients had already sent on them.
-    const allClosed = new Promise<void>((resolve) =>
-      NetServer.prototype.close.call(app.server, () => resolve()),
-    );
+    const copies = await acceptCopies;
+    const allClosed = Promise.all([
+      new Promise<void>((resolve) => NetServer.prototype.close.call(app.server, () => resolve())),
+      copies?.close(),
+    ]);
     const graceOver = delay(CLOSE_GRACE_MS, undefined, { ref: false });
     await Promise.race([allClosed, graceOver]);
     // Grace deadline: connections still idle close; those with a request in flight end after its answer.
@@ -201,6 +206,12 @@ export async function serve(config: Config, options: ServeOptions = {}): Promise
   });
 
   await app.listen({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG });
+  acceptCopies = addAcceptCopies(app.server, config.acceptCopies, LISTEN_BACKLOG);
+  // A performance aid, not a condition of service: where no helper process may start, accept on fewer handles.
+  const { count: copies, error: copiesError } = await acceptCopies;
+  if (copiesError) {
+    logger.warn({ err: copiesError, copies }, 'fewer extra accept handles than ACCEPT_COPIES asks for');
+  }
   if (config.metricsPort !== undefined) {
     metricsServer = await listenMetrics(registry, config.host, config.metricsPort);
   }
@@ -217,6 +228,7 @@ export async function serve(config: Config, options: ServeOptions = {}): Promise
       rateLimitStore: counterStore.kind,
       installationId,
       tracing: options.tracing !== undefined,
+      acceptCopies: copies,
     },
     'listening',
   );
