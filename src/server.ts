@@ -170,6 +170,7 @@ export async function serve(config: Config, options: ServeOptions = {}): Promise
 
   let health: HealthListener | undefined;
   // Set once listening; the shutdown handler, registered before, may run while they are being made.
+  // eslint-disable-next-line prefer-const
   let acceptCopies: Promise<AcceptCopies> | undefined;
   const drainMs = config.drainSeconds * 1000;
   closeWithGrace({ delay: drainMs + CLOSE_GRACE_MS + IN_FLIGHT_MS }, async ({ signal, err }) => {
