@@ -207,12 +207,13 @@ export async function serve(config: Config, options: ServeOptions = {}): Promise
   });
 
   await app.listen({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG });
+  // A performance aid, not a condition of service: the API answers meanwhile (a copy hands over from the
+  // instant it exists), and where no helper process may start it accepts on fewer handles.
   acceptCopies = addAcceptCopies(app.server, config.acceptCopies, LISTEN_BACKLOG);
-  // A performance aid, not a condition of service: where no helper process may start, accept on fewer handles.
-  const { count: copies, error: copiesError } = await acceptCopies;
-  if (copiesError) {
-    logger.warn({ err: copiesError, copies }, 'fewer extra accept handles than ACCEPT_COPIES asks for');
-  }
+  void acceptCopies.then(({ count, error }) => {
+    if (error) logger.warn({ err: error, count }, 'fewer extra accept handles than ACCEPT_COPIES asks for');
+    else logger.info({ count }, 'extra accept handles ready');
+  });
   if (config.metricsPort !== undefined) {
     metricsServer = await listenMetrics(registry, config.host, config.metricsPort);
   }
@@ -229,7 +230,6 @@ export async function serve(config: Config, options: ServeOptions = {}): Promise
       rateLimitStore: counterStore.kind,
       installationId,
       tracing: options.tracing !== undefined,
-      acceptCopies: copies,
     },
     'listening',
   );
