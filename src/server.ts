@@ -180,10 +180,13 @@ export async function serve(config: Config, options: ServeOptions = {}): Promise
     clearInterval(purge);
     clearInterval(publisher);
     if (!err && drainMs > 0) await delay(drainMs);
+    // A hand-over of accept copies still under way ends first (it takes a second or so at start-up): the
+    // listeners close in the same turn as answers start saying `Connection: close`, or else the clients
+    // those answers send away would reconnect and queue on a socket about to close, and be reset.
+    const copies = await acceptCopies;
     stopping = true;
     // net.Server's close stops listening only; http.Server's would also close the idle keep-alive
     // connections at once, resetting requests their clients had already sent on them.
-    const copies = await acceptCopies;
     const allClosed = Promise.all([
       new Promise<void>((resolve) => NetServer.prototype.close.call(app.server, () => resolve())),
       copies?.close(),

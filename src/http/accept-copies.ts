@@ -46,6 +46,9 @@ import { Server as NetServer, type Socket } from 'node:net';
 const HELPER_SCRIPT = `
 const net = require('node:net');
 let own;
+// It goes when the service does (its IPC channel closes), never on its own: a Ctrl-C reaches the whole
+// process group, and a helper gone mid-hand-over would close what it accepted and had not yet sent.
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => {});
 process.on('disconnect', () => process.exit(0));
 process.on('message', (message, received) => {
   if (message === 'done') {
