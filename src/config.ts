@@ -73,6 +73,8 @@ export interface Config extends ModuleSettings {
   maxConnections: number;
   /** A port of its own for `GET /healthz` (the liveness probe); unset: none. */
   healthPort: number | undefined;
+  /** Extra accept handles on the API's listening socket (http/accept-copies.ts); 0: none. */
+  acceptCopies: number;
 }
 
 /** The HTTP timeouts' defaults, for apps built without a full Config (tests, benchmarks). */
@@ -205,6 +207,11 @@ const SERVICE_VARIABLES: readonly Variable[] = [
     name: 'HEALTH_PORT',
     default: undefined,
     description: 'A port of its own answering only GET /healthz; unset: none.',
+  },
+  {
+    name: 'ACCEPT_COPIES',
+    default: '256',
+    description: 'Extra accept handles on the API port, so connection storms are accepted at once; 0: none.',
   },
 ];
 
@@ -398,5 +405,6 @@ export function loadConfig(env: Env = process.env): Config {
     overloadQueueMs: integer(env, 'OVERLOAD_QUEUE_MS', DEFAULT_OVERLOAD_QUEUE_MS, 10, 60_000),
     maxConnections: integer(env, 'MAX_CONNECTIONS', DEFAULT_MAX_CONNECTIONS, 1, 1_000_000),
     healthPort: env.HEALTH_PORT?.trim() ? integer(env, 'HEALTH_PORT', 0, 0, 65535) : undefined,
+    acceptCopies: integer(env, 'ACCEPT_COPIES', 256, 0, 4096),
   };
 }

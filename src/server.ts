@@ -15,6 +15,7 @@ import type { Config } from './config.js';
 import { openDatabase } from './db/index.js';
 import { IDEMPOTENCY_RETENTION_MS } from './http/idempotency/index.js';
 import { idempotencyRepository } from './db/idempotency/repository.js';
+import { addAcceptCopies, type AcceptCopies } from './http/accept-copies.js';
 import { startHealthListener, type HealthListener } from './http/health-listener.js';
 import { createRegistry } from './http/observability.js';
 import { watchApiLoad } from './http/api-load.js';
@@ -168,6 +169,9 @@ export async function serve(config: Config, options: ServeOptions = {}): Promise
   });
 
   let health: HealthListener | undefined;
+  // Set once listening; the shutdown handler, registered before, may run while they are being made.
+  // eslint-disable-next-line prefer-const
+  let acceptCopies: Promise<AcceptCopies> | undefined;
   const drainMs = config.drainSeconds * 1000;
   closeWithGrace({ delay: drainMs + CLOSE_GRACE_MS + IN_FLIGHT_MS }, async ({ signal, err }) => {
     if (err) logger.error({ err }, 'shutting down after an error');
@@ -176,12 +180,17 @@ export async function serve(config: Config, options: ServeOptions = {}): Promise
     clearInterval(purge);
     clearInterval(publisher);
     if (!err && drainMs > 0) await delay(drainMs);
+    // A hand-over of accept copies still under way ends first (it takes a second or so at start-up): the
+    // listeners close in the same turn as answers start saying `Connection: close`, or else the clients
+    // those answers send away would reconnect and queue on a socket about to close, and be reset.
+    const copies = await acceptCopies;
     stopping = true;
     // net.Server's close stops listening only; http.Server's would also close the idle keep-alive
     // connections at once, resetting requests their clients had already sent on them.
-    const allClosed = new Promise<void>((resolve) =>
-      NetServer.prototype.close.call(app.server, () => resolve()),
-    );
+    const allClosed = Promise.all([
+      new Promise<void>((resolve) => NetServer.prototype.close.call(app.server, () => resolve())),
+      copies?.close(),
+    ]);
     const graceOver = delay(CLOSE_GRACE_MS, undefined, { ref: false });
     await Promise.race([allClosed, graceOver]);
     // Grace deadline: connections still idle close; those with a request in flight end after its answer.
@@ -201,6 +210,13 @@ export async function serve(config: Config, options: ServeOptions = {}): Promise
   });
 
   await app.listen({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG });
+  // A performance aid, not a condition of service: the API answers meanwhile (a copy hands over from the
+  // instant it exists), and where no helper process may start it accepts on fewer handles.
+  acceptCopies = addAcceptCopies(app.server, config.acceptCopies, LISTEN_BACKLOG);
+  void acceptCopies.then(({ count, error }) => {
+    if (error) logger.warn({ err: error, count }, 'fewer extra accept handles than ACCEPT_COPIES asks for');
+    else logger.info({ count }, 'extra accept handles ready');
+  });
   if (config.metricsPort !== undefined) {
     metricsServer = await listenMetrics(registry, config.host, config.metricsPort);
   }
