@@ -81,7 +81,7 @@ export interface SettingDeclaration<K extends keyof ModuleSettings = keyof Modul
 export function setting<K extends keyof ModuleSettings>(
   declaration: SettingDeclaration<K>,
 ): SettingDeclaration {
-  return declaration as unknown as SettingDeclaration;
+  return declaration;
 }
 
 /**
@@ -114,7 +114,10 @@ export interface ApiModule {
   name: string;
   /** The OpenAPI tag of the module's operations. */
   tag?: { name: string; description: string };
-  /** Schemas with an `$id`, registered once (validation, serialisation, `components.schemas`). */
+  /**
+   * Schemas with an `$id`, registered once (validation, serialisation, `components.schemas`); a function of
+   * the served modules when they depend on the others' declarations (events' Event component).
+   */
   components?: TSchema[] | ((modules: readonly ApiModule[]) => TSchema[]);
   /** The scopes its routes declare; src/modules/scopes.ts collects them from the module list. */
   scopes?: readonly ScopeDeclaration[];
