@@ -44,15 +44,20 @@ function records(requests: string[]): string {
 
 /** Requests per fresh pool when no run has measured the rate yet: generous, the unused ones are given back. */
 const FIRST_POOL_PER_CONNECTION_PER_S = 400;
-/** A pool holds this many times what the last rate would take: runs vary, and wrapping round fails the run. */
-const POOL_MARGIN = 2;
+/** A pool holds at least this many times what the last rate would take: wrapping round fails the run. */
+const POOL_MARGIN = 3;
 
 /** Per-thread request lists for one run. */
 function lists(target: Load, durationS: number, connections: number, threads: number): Request[][] {
   const url = new URL(target.url);
   if (target.fresh) {
-    const perConnection = target.fresh.ratePerConnection ?? FIRST_POOL_PER_CONNECTION_PER_S;
-    const size = Math.max(1000, Math.ceil(POOL_MARGIN * perConnection * connections * durationS));
+    // Never below the first guess: a round may well run faster than the one before it (a warm-up, a burst
+    // of load elsewhere), and the requests not sent come back anyway.
+    const perConnection = Math.max(
+      FIRST_POOL_PER_CONNECTION_PER_S,
+      POOL_MARGIN * (target.fresh.ratePerConnection ?? 0),
+    );
+    const size = Math.max(1000, Math.ceil(perConnection * connections * durationS));
     const pool = target.fresh.take(Math.ceil(size / threads) * threads);
     return Array.from({ length: threads }, (_, t) =>
       pool.slice((t * pool.length) / threads, ((t + 1) * pool.length) / threads),
@@ -140,6 +145,9 @@ export async function wrkLoad(target: Load, durationS: number, connections: numb
     const seconds = s.durationUs / 1e6;
     const ok = s.requests - s.status;
     if (target.fresh) giveBack(target.fresh, perThread, s, connections, seconds);
+    if (s.exhausted > 0) {
+      process.stderr.write(`[bench] wrk: the pool of fresh requests ran out, ${s.exhausted} sent again\n`);
+    }
     return {
       rps: ok / seconds,
       requests: ok,
