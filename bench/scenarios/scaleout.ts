@@ -8,12 +8,15 @@
  */
 import { externalServicesAvailable, PG_URL, REDIS_URL } from '../../support/services.js';
 import type { Server } from '../../support/processes.js';
-import { median, summarise, type Load, type RunResult } from '../lib/load.js';
+import { median, summarise, type Load, type RunResult, type Settings } from '../lib/load.js';
 import { placeOrderLoad, startOrdersService, updatePetLoad, type OrdersService } from '../lib/orders.js';
 import { defineScenario, Skip, type Context } from '../lib/scenario.js';
 
-/** Enough available pets (half of them) for every order the rounds place at a few thousand a second. */
-const PETS = 200_000;
+/**
+ * Enough available pets (half of them) for every order the rounds place at a few thousand a second, plus the
+ * pools wrk holds (bench/lib/wrk.ts); fewer for --quick, whose rounds are short.
+ */
+const petsFor = (settings: Settings): number => (settings.quick ? 100_000 : 400_000);
 export const SCALE_TARGET = 1.6;
 
 const WRITES = [
@@ -23,9 +26,9 @@ const WRITES = [
 ] as const;
 
 /** The three writes on one instance; `second` starts the PATCHes half-way down the ids (not both on one pet). */
-function loads(s: OrdersService, server: Server, second = false): Load[] {
+function loads(s: State, server: Server, second = false): Load[] {
   const auth = { authorization: `Bearer ${s.key}` };
-  const patch = updatePetLoad(server.child.pid!, server.origin, auth, PETS);
+  const patch = updatePetLoad(server.child.pid!, server.origin, auth, s.pets);
   const list = patch.requests!;
   if (second) patch.requests = [...list.slice(list.length / 2), ...list.slice(0, list.length / 2)];
   return [
@@ -41,6 +44,8 @@ function loads(s: OrdersService, server: Server, second = false): Load[] {
     },
   ];
 }
+
+type State = OrdersService & { pets: number };
 
 interface Scale {
   /** Median over the rounds of (two instances' writes/s ÷ mean of the one-instance rounds either side). */
@@ -91,7 +96,7 @@ async function measureScale(ctx: Context, one: Load, a: Load, b: Load): Promise<
   };
 }
 
-export default defineScenario<OrdersService>({
+export default defineScenario<State>({
   name: 'scaleout',
   label: 'writes/s of 2 instances on one PostgreSQL + Redis ÷ 1 instance (PATCH, placeOrder, POST)',
   order: 207,
@@ -105,7 +110,8 @@ export default defineScenario<OrdersService>({
     if (!(await externalServicesAvailable())) {
       throw new Skip(`PostgreSQL at ${PG_URL} or Redis at ${REDIS_URL} is unreachable`);
     }
-    return startOrdersService(ctx, 'postgres', PETS, 2);
+    const pets = petsFor(ctx.settings);
+    return { ...(await startOrdersService(ctx, 'postgres', pets, 2)), pets };
   },
   async measure(ctx, s) {
     const first = loads(s, s.server);
