@@ -79,7 +79,8 @@ async function measure(operation: string, target: Load, origin: string): Promise
   };
 }
 
-const settings = settingsFor(false, false);
+// costs reads autocannon's own byte counts, so it always drives the load with autocannon.
+const settings = settingsFor(false, false, 'autocannon');
 const ctx = {
   settings,
   log: (line: string) => console.error(`[costs] ${line}`),

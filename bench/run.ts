@@ -9,10 +9,13 @@
  *   npm run bench -- --quick            smoke run: short rounds, short soak
  *   npm run bench -- --profile          also write V8 CPU profiles of the service to bench/profiles/
  *   npm run bench -- --no-postgres      leave out the scenarios tagged postgres
+ *   npm run bench -- --client both      each scenario with wrk (judged) and with autocannon (reported);
+ *                                       --client wrk | autocannon: one client (default: wrk where installed)
  *
- * Every throughput is a ratio to the baseline (same response bytes and headers, no work), measured in
- * rounds interleaved with each scenario's, because this 2-core machine is shared and absolute numbers
- * drift. Exits 1 when a target is missed or a scenario fails, 2 on an unknown scenario name.
+ * Every throughput is a ratio to the baseline (same response bytes and headers, no work), measured with the
+ * same load client in rounds interleaved with each scenario's, because this 2-core machine is shared and
+ * absolute numbers drift. Exits 1 when a target is missed or a scenario fails, 2 on an unknown scenario name
+ * or client.
  */
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
@@ -20,7 +23,16 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { CLI, killAll, serve, terminate, type Server } from '../support/processes.js';
-import { Interleaved, load, settingsFor } from './lib/load.js';
+import {
+  defaultClient,
+  Interleaved,
+  load,
+  LOAD_CLIENTS,
+  settingsFor,
+  type LoadClient,
+  type Settings,
+} from './lib/load.js';
+import { wrkInstalled } from './lib/wrk.js';
 import { table, type Row } from './lib/report.js';
 import {
   fromMeasured,
@@ -54,12 +66,32 @@ const { values: opts, positionals } = parseArgs({
     /** The old spelling of the positional names: `--only list,getPet`. */
     only: { type: 'string' },
     'no-postgres': { type: 'boolean', default: false },
+    /** wrk, autocannon, or both (one pass per client, wrk's rows judged); default wrk where installed. */
+    client: { type: 'string' },
   },
 });
-const settings = settingsFor(opts.quick, opts.profile);
 const log = (line: string): void => void process.stderr.write(`[bench] ${line}\n`);
 
 class UsageError extends Error {}
+
+/** The load clients of this run, the judging one first (wrk whenever it is one of them). */
+function clientsOf(option: string | undefined): LoadClient[] {
+  const clients: LoadClient[] =
+    option === undefined
+      ? [defaultClient()]
+      : option === 'both'
+        ? ['wrk', 'autocannon']
+        : LOAD_CLIENTS.includes(option as LoadClient)
+          ? [option as LoadClient]
+          : [];
+  if (clients.length === 0) throw new UsageError(`--client ${option}: one of wrk, autocannon, both`);
+  if (clients.includes('wrk') && !wrkInstalled()) {
+    throw new UsageError(
+      'wrk is not installed: `sudo apt-get install -y wrk` (Debian/Ubuntu), or --client autocannon',
+    );
+  }
+  return clients;
+}
 
 /** Every bench/scenarios/<name>.ts, in run order. */
 async function discover(): Promise<Scenario[]> {
@@ -95,6 +127,12 @@ function select(all: Scenario[], words: string[]): Scenario[] {
 }
 
 async function main(): Promise<number> {
+  const clients = clientsOf(opts.client);
+  const judge = clients[0]!;
+  const settingsOf = new Map<LoadClient, Settings>(
+    clients.map((c) => [c, settingsFor(opts.quick, opts.profile, c)]),
+  );
+  const settings = settingsOf.get(judge)!;
   if (!existsSync(CLI)) throw new Error('dist/cli.js is missing: run `npm run build` (npm run bench does)');
   const words = [
     ...positionals,
@@ -114,39 +152,58 @@ async function main(): Promise<number> {
   const rows: Row[] = [];
   const memory: Record<string, unknown> = {};
   const extraSettings: Record<string, unknown> = {};
+  /** By `<client>:<scenario>`: each pass measures a scenario once, whoever asks for it. */
   const outcomes = new Map<string, Promise<Outcome>>();
   let sqlite: Promise<SqliteService> | undefined;
   let baseline: Server | undefined;
-  let bench: Interleaved | undefined;
+  const benches = new Map<LoadClient, Interleaved>();
 
-  const ctx: Context = {
-    settings,
-    log,
-    sqlite: () => (sqlite ??= startSqliteService(settings, tmp, log)),
-    serve: (name, logName, env, argv) =>
-      serve(name, env, { argv: argv ?? serviceArgv(settings), logFile: logFile(logName) }),
-    outcome: (name) => {
-      const scenario = all.find((s) => s.name === name);
-      if (!scenario) return Promise.reject(new Error(`no scenario named ${name}`));
-      return runScenario(scenario);
-    },
-    measure: (label, target) => bench!.measure(label, target),
-    run: (target, durationS) => load(target, durationS, settings.connections),
-  };
+  const contexts = new Map<LoadClient, Context>(
+    clients.map((client) => {
+      const own = settingsOf.get(client)!;
+      const ctx: Context = {
+        settings: own,
+        log,
+        sqlite: () => (sqlite ??= startSqliteService(settings, tmp, log)),
+        serve: (name, logName, env, argv) =>
+          serve(name, env, { argv: argv ?? serviceArgv(own), logFile: logFile(logName) }),
+        outcome: (name) => {
+          const scenario = all.find((s) => s.name === name);
+          if (!scenario) return Promise.reject(new Error(`no scenario named ${name}`));
+          return runScenario(scenario, client);
+        },
+        measure: (label, target) => benches.get(client)!.measure(label, target),
+        run: (target, durationS, connections) =>
+          load(target, durationS, connections ?? own.connections, client),
+      };
+      return [client, ctx];
+    }),
+  );
 
-  /** Setup, measurement, teardown and the row of one scenario, once per run whoever asks for it. */
-  function runScenario(scenario: Scenario): Promise<Outcome> {
-    let running = outcomes.get(scenario.name);
+  /** Setup, measurement, teardown and the row of one scenario with one client, once per run. */
+  function runScenario(scenario: Scenario, client: LoadClient): Promise<Outcome> {
+    const key = `${client}:${scenario.name}`;
+    let running = outcomes.get(key);
     if (!running) {
-      running = measureScenario(scenario);
-      outcomes.set(scenario.name, running);
+      running = measureScenario(scenario, client);
+      outcomes.set(key, running);
     }
     return running;
   }
 
-  async function measureScenario(scenario: Scenario): Promise<Outcome> {
-    const label = labelOf(scenario, settings);
-    const row: Row = { name: scenario.name, scenario: label, target: targetText(scenario.target) };
+  async function measureScenario(scenario: Scenario, client: LoadClient): Promise<Outcome> {
+    const ctx = contexts.get(scenario.ownClient ? judge : client)!;
+    const label = labelOf(scenario, ctx.settings);
+    const own = scenario.ownClient;
+    const row: Row = {
+      name: scenario.name,
+      ...(own === 'none' ? {} : { client: own ?? client }),
+      scenario: label,
+      target: targetText(scenario.target),
+    };
+    // With two clients only the judging client's rows are judged; the other's are reported beside them.
+    const judged = scenario.target !== undefined && (client === judge || scenario.ownClient !== undefined);
+    if (clients.length > 1 && !scenario.ownClient) log(`${scenario.name} with ${client}`);
     try {
       const state = await scenario.setup(ctx);
       let outcome: Outcome;
@@ -159,9 +216,12 @@ async function main(): Promise<number> {
       }
       const note = [outcome.row.note, scenario.note].filter(Boolean).join('; ');
       Object.assign(row, outcome.row, note ? { note } : {});
-      if (scenario.target) row.pass = targetMet(scenario.target, outcome);
-      Object.assign(memory, outcome.memory);
-      Object.assign(extraSettings, outcome.settings);
+      if (judged) row.pass = targetMet(scenario.target!, outcome);
+      else if (scenario.target) row.target = `${row.target} (judged with ${judge})`;
+      if (client === judge) {
+        Object.assign(memory, outcome.memory);
+        Object.assign(extraSettings, outcome.settings);
+      }
       rows.push(row);
       return outcome;
     } catch (error) {
@@ -170,8 +230,8 @@ async function main(): Promise<number> {
         log(`skipping ${scenario.name}: ${message}`);
         rows.push({ ...row, note: `skipped: ${message}` });
       } else {
-        log(`${scenario.name} failed: ${(error as Error).stack ?? message}`);
-        rows.push({ ...row, pass: false, note: `failed: ${message}` });
+        log(`${scenario.name} (${client}) failed: ${(error as Error).stack ?? message}`);
+        rows.push({ ...row, pass: judged ? false : undefined, note: `failed: ${message}` });
       }
       throw error;
     }
@@ -179,15 +239,16 @@ async function main(): Promise<number> {
 
   try {
     // The baseline replays one real response of the shared service, so the service always starts first.
-    const service = await ctx.sqlite();
+    const service = await contexts.get(judge)!.sqlite();
     baseline = await startBaseline(service);
-    bench = new Interleaved(
-      { pid: baseline.child.pid!, url: `${baseline.origin}/v1/pets?limit=20` },
-      settings,
-      log,
-    );
+    for (const client of clients) {
+      const target = { pid: baseline.child.pid!, url: `${baseline.origin}/v1/pets?limit=20` };
+      benches.set(client, new Interleaved(target, settingsOf.get(client)!, log));
+    }
     log(
-      `baseline ${baseline.origin}; ${settings.connections} connections; per scenario ${settings.warmupS} s warm-up, ` +
+      `baseline ${baseline.origin}; load client ${clients.join(' then ')}` +
+        `${clients.length > 1 ? ` (${judge} judged)` : ''}; ${settings.connections} connections; ` +
+        `per scenario ${settings.warmupS} s warm-up, ` +
         `then ${settings.rounds} × (${settings.roundS} s scenario + ${settings.roundS} s baseline); ` +
         `scenarios: ${selected.map((s) => s.name).join(', ')}`,
     );
@@ -197,7 +258,10 @@ async function main(): Promise<number> {
         await stopSqliteService(await sqlite);
         sqlite = undefined;
       }
-      await runScenario(scenario).catch(() => undefined); // recorded as a FAIL or skipped row
+      // Scenarios with a tool of their own (overload: wrk) or no load (a memory figure) run once.
+      for (const client of scenario.ownClient ? [judge] : clients) {
+        await runScenario(scenario, client).catch(() => undefined); // recorded as a FAIL or skipped row
+      }
     }
   } finally {
     if (sqlite) await stopSqliteService(await sqlite).catch(() => undefined);
@@ -205,22 +269,27 @@ async function main(): Promise<number> {
     rmSync(tmp, { recursive: true, force: true });
   }
 
-  const baselineRps = bench?.baselineRuns.map((r) => r.rps) ?? [];
-  if (bench && baselineRps.length > 0) {
+  const baselineRps = new Map(clients.map((c) => [c, benches.get(c)?.baselineRuns.map((r) => r.rps) ?? []]));
+  const rounds: string[] = [];
+  for (const client of [...clients].reverse()) {
+    const bench = benches.get(client);
+    const rps = baselineRps.get(client)!;
+    if (!bench || rps.length === 0) continue;
     const b = bench.summary();
     rows.unshift({
-      scenario: `baseline: bare node:http, same bytes (${baselineRps.length} rounds)`,
+      client,
+      scenario: `baseline: bare node:http, same bytes (${rps.length} rounds)`,
       ...{ rps: b.rps, ratio: 1, p50: b.p50, p99: b.p99, cpuUs: b.cpuUs, target: '—' },
     });
+    const spread = (100 * (Math.max(...rps) - Math.min(...rps))) / Math.min(...rps);
+    rounds.unshift(
+      `baseline rounds (${client}): ${rps.map((r) => r.toFixed(0)).join(' ')} req/s (min..max spread ${spread.toFixed(0)} %).\n`,
+    );
   }
-  const spread = (100 * (Math.max(...baselineRps) - Math.min(...baselineRps))) / Math.min(...baselineRps);
-  const rounds = baselineRps.length
-    ? `baseline rounds: ${baselineRps.map((r) => r.toFixed(0)).join(' ')} req/s (min..max spread ${spread.toFixed(0)} %).\n`
-    : '';
   process.stdout.write(
-    `\n${table(rows)}\n\n${rounds}` +
-      `ratio = median over ${settings.rounds} rounds of (scenario req/s ÷ mean of the baseline rounds either side); ` +
-      `req/s = median round; p50/p99 over all rounds' responses; cpu = server CPU time per response.\n`,
+    `\n${table(rows)}\n\n${rounds.join('')}` +
+      `ratio = median over ${settings.rounds} rounds of (scenario req/s ÷ mean of the baseline rounds either side, ` +
+      `same load client); req/s = median round; p50/p99 over all rounds' responses; cpu = server CPU time per response.\n`,
   );
   const serviceLog = logFile('service');
   const logSize = trimLog(serviceLog);
@@ -232,6 +301,9 @@ async function main(): Promise<number> {
   const results = {
     date: new Date().toISOString(),
     quick: settings.quick,
+    /** Load clients of the run; every row's `client` says which measured it, and only `judgedBy`'s are judged. */
+    clients,
+    judgedBy: judge,
     scenarios: selected.map((s) => s.name),
     machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, node: process.version },
     settings: {
@@ -242,7 +314,9 @@ async function main(): Promise<number> {
       pets: SQLITE_PETS,
       ...extraSettings,
     },
-    baselineRoundsRps: baselineRps,
+    /** The judging client's baseline rounds; every client's in baselineRoundsRpsByClient. */
+    baselineRoundsRps: baselineRps.get(judge) ?? [],
+    baselineRoundsRpsByClient: Object.fromEntries(baselineRps),
     rows,
     memory,
     elapsedSeconds: Math.round((Date.now() - started) / 1000),

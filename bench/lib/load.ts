@@ -1,12 +1,26 @@
 /**
- * Load generation and the interleaved baseline: autocannon runs in this process, exact latencies of the 2xx
- * responses, the server's CPU time per response, and the rounds that make every throughput a ratio to a
- * bare node:http server measured around it.
+ * Load generation and the interleaved baseline: runs with either load client (wrk, bench/lib/wrk.ts, or
+ * autocannon in this process), latencies, the server's CPU time per response, and the rounds that make every
+ * throughput a ratio to a bare node:http server measured around it with the same client.
  */
 import autocannon from 'autocannon';
 import { readFileSync } from 'node:fs';
+import { wrkInstalled, wrkLoad } from './wrk.js';
+
+/**
+ * What drives the load. wrk (C, one thread) where it is installed: autocannon is a Node process on the same
+ * two cores and slows the baseline more than the service, which flatters every ratio.
+ */
+export type LoadClient = 'wrk' | 'autocannon';
+export const LOAD_CLIENTS: readonly LoadClient[] = ['wrk', 'autocannon'];
+
+export function defaultClient(): LoadClient {
+  return wrkInstalled() ? 'wrk' : 'autocannon';
+}
 
 export interface Settings {
+  /** The load client of this pass (a run with `--client both` makes one pass per client). */
+  client: LoadClient;
   quick: boolean;
   profile: boolean;
   connections: number;
@@ -19,8 +33,9 @@ export interface Settings {
   serviceWarmupS: number;
 }
 
-export function settingsFor(quick: boolean, profile: boolean): Settings {
+export function settingsFor(quick: boolean, profile: boolean, client: LoadClient): Settings {
   return {
+    client,
     quick,
     profile,
     connections: 50,
@@ -31,16 +46,55 @@ export function settingsFor(quick: boolean, profile: boolean): Settings {
   };
 }
 
-/** What a scenario sends: autocannon's request options, and the server process whose CPU time is charged. */
+/** One request; its headers are added to (and override) the load's. */
+export interface Request {
+  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  path: string;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+/**
+ * Requests each meant to be sent once (a new pet, the next account). autocannon takes one per request as it
+ * goes; wrk needs them written out before it starts, so it takes a pool sized from the last run's rate and
+ * gives back the ones it did not send, to be sent first next time.
+ */
+export class FreshRequests {
+  private readonly returned: Request[] = [];
+  /** Requests per second per connection in the last wrk run (sizes the next pool). */
+  ratePerConnection?: number;
+
+  constructor(private readonly make: () => Request) {}
+
+  /** Up to `n` requests: fewer when `make` throws (e.g. no pet left), none lost. */
+  take(n: number): Request[] {
+    const out = this.returned.splice(0, n);
+    try {
+      while (out.length < n) out.push(this.make());
+    } catch (error) {
+      if (out.length === 0) throw error;
+    }
+    return out;
+  }
+
+  giveBack(requests: Request[]): void {
+    this.returned.unshift(...requests);
+  }
+}
+
+/** What a scenario sends, and the server process whose CPU time is charged. */
 export interface Load {
   /** The server process under load (its CPU time per response is reported). */
   pid: number;
+  /** Origin of the requests; without `requests`, `perClientRequests` or `fresh`, a GET of this URL. */
   url: string;
   headers?: Record<string, string>;
   /** Requests each connection cycles through (method, path, headers, body). */
-  requests?: autocannon.Request[];
-  /** Give each connection its own list of requests (e.g. many distinct keys). */
-  perClientRequests?: autocannon.Request[][];
+  requests?: Request[];
+  /** Give each connection its own list of requests (e.g. many distinct keys); wrk: one list per thread. */
+  perClientRequests?: Request[][];
+  /** A new request for every send, never one twice (placeOrder: the next pet, the next account). */
+  fresh?: FreshRequests;
   /** Pace the run at this many requests per second over all connections (unset: as fast as answered). */
   overallRate?: number;
   /**
@@ -74,13 +128,36 @@ export function cpuSeconds(pid: number): number | undefined {
   }
 }
 
-/** One autocannon run; latencies of 2xx responses are kept exactly (autocannon's histogram rounds to ms). */
-export function load(target: Load, durationS: number, connections: number): Promise<RunResult> {
+/**
+ * One run with the given client. autocannon: latencies of the 2xx responses exactly (its own histogram rounds
+ * to ms). wrk: latencies of every response from its µs histogram, to 0.1 % of rank; statuses ≥ 400 are its
+ * non-2xx.
+ */
+export function load(
+  target: Load,
+  durationS: number,
+  connections: number,
+  client: LoadClient,
+): Promise<RunResult> {
+  return client === 'wrk'
+    ? wrkLoad(target, durationS, connections)
+    : autocannonLoad(target, durationS, connections);
+}
+
+function autocannonLoad(target: Load, durationS: number, connections: number): Promise<RunResult> {
   return new Promise((resolveLoad, reject) => {
     let latencies = new Float64Array(1 << 16);
     let n = 0;
     let clientIndex = 0;
-    const perClient = target.perClientRequests;
+    const withDefaults = (r: Request): autocannon.Request => ({
+      ...r,
+      headers: { ...target.headers, ...r.headers },
+    });
+    const perClient = target.perClientRequests?.map((list) => list.map(withDefaults));
+    const fresh = target.fresh;
+    const requests = fresh
+      ? [{ setupRequest: (): autocannon.Request => withDefaults(fresh.take(1)[0]!) }]
+      : target.requests?.map(withDefaults);
     const cpuBefore = cpuSeconds(target.pid);
     const instance = autocannon(
       {
@@ -90,7 +167,7 @@ export function load(target: Load, durationS: number, connections: number): Prom
         duration: durationS,
         ...(target.overallRate !== undefined ? { overallRate: target.overallRate } : {}),
         headers: target.headers,
-        requests: target.requests,
+        requests,
         setupClient: perClient
           ? (client) => client.setRequests(perClient[clientIndex++ % perClient.length]!)
           : undefined,
@@ -184,7 +261,7 @@ export class Interleaved {
   ) {}
 
   private run(target: Load, durationS: number): Promise<RunResult> {
-    return load(target, durationS, this.settings.connections);
+    return load(target, durationS, this.settings.connections, this.settings.client);
   }
 
   private async baselineRound(): Promise<RunResult> {
@@ -216,7 +293,7 @@ export class Interleaved {
     const cpu = m.cpuUs === undefined ? '' : `  cpu ${m.cpuUs.toFixed(0)} µs/req`;
     const problems = m.non2xx || m.errors ? `  (!) ${m.non2xx} non-2xx, ${m.errors} errors` : '';
     this.log(
-      `${label.padEnd(44)} ${m.rps.toFixed(0).padStart(6)} req/s  ratio ${m.ratio.toFixed(2)} ` +
+      `${`${label} (${this.settings.client})`.padEnd(56)} ${m.rps.toFixed(0).padStart(6)} req/s  ratio ${m.ratio.toFixed(2)} ` +
         `[${ratios.map((r) => r.toFixed(2)).join(' ')}]  p50 ${m.p50.toFixed(2)}  p99 ${m.p99.toFixed(2)} ms${cpu}${problems}`,
     );
     return m;

@@ -3,7 +3,7 @@
  * with a Redis prefix), demo pets seeded, MAX_OPEN_ORDERS raised so one bench account can hold every order
  * the run places, and the pets that are `available` handed out one per request.
  */
-import type { Load } from './load.js';
+import { FreshRequests, type Load } from './load.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,6 +24,10 @@ export interface OrdersService {
   nextKey(): string;
   /** The next seeded pet that is still `available` (demo pets cycle available, available, pending, sold). */
   nextAvailablePet(): number;
+  /** Order placements, each from the next account on the next available pet, each sent once. */
+  placements: FreshRequests;
+  /** Further instances on the same database (startOrdersService's `instances` − 1). */
+  others: Server[];
   cleanup(): Promise<void>;
 }
 
@@ -59,6 +63,8 @@ export async function startOrdersService(
   ctx: Context,
   backend: 'sqlite' | 'postgres',
   pets: number,
+  /** Instances of the service on the one database (and Redis): `server` and `others`. */
+  instances = 1,
 ): Promise<OrdersService> {
   const cleanups: (() => Promise<void>)[] = [];
   const cleanup = async (): Promise<void> => {
@@ -86,23 +92,41 @@ export async function startOrdersService(
     const keys = await mintAccounts(env, ORDER_ACCOUNTS[backend]);
     let nextKey = 0;
     const logName = `service-orders-${backend}`;
-    const server = await ctx.serve(`service (orders, ${backend})`, logName, env);
-    cleanups.push(async () => {
-      await terminate(server);
-      trimLog(logFile(logName));
-    });
+    const servers: Server[] = [];
+    for (let i = 0; i < instances; i++) {
+      const name = i === 0 ? logName : `${logName}-${i + 1}`;
+      const server = await ctx.serve(
+        `service (orders, ${backend}${i ? `, instance ${i + 1}` : ''})`,
+        name,
+        env,
+      );
+      servers.push(server);
+      cleanups.push(async () => {
+        await terminate(server);
+        trimLog(logFile(name));
+      });
+    }
     let next = 0;
+    const nextAvailablePet = (): number => {
+      // Ids 1..pets in seeding order; demo pet i (0-based) is available when i % 4 is 0 or 1.
+      const i = Math.floor(next / 2) * 4 + (next % 2);
+      next++;
+      if (i >= pets) throw new Error(`the ${pets} seeded pets have no available one left`);
+      return i + 1;
+    };
+    const nextKeyOf = (): string => keys[nextKey++ % keys.length]!;
     return {
-      server,
+      server: servers[0]!,
+      others: servers.slice(1),
       key,
-      nextKey: () => keys[nextKey++ % keys.length]!,
-      nextAvailablePet() {
-        // Ids 1..pets in seeding order; demo pet i (0-based) is available when i % 4 is 0 or 1.
-        const i = Math.floor(next / 2) * 4 + (next % 2);
-        next++;
-        if (i >= pets) throw new Error(`the ${pets} seeded pets have no available one left`);
-        return i + 1;
-      },
+      nextKey: nextKeyOf,
+      nextAvailablePet,
+      placements: new FreshRequests(() => ({
+        method: 'POST',
+        path: '/v1/store/orders',
+        headers: { authorization: `Bearer ${nextKeyOf()}` },
+        body: JSON.stringify({ petId: nextAvailablePet() }),
+      })),
       cleanup,
     };
   } catch (error) {
@@ -111,23 +135,16 @@ export async function startOrdersService(
   }
 }
 
-/** The placeOrder load, on any backend: every request from the next account on the next available pet. */
-export function placeOrderLoad(s: OrdersService): Load {
+/**
+ * The placeOrder load, on any backend: every request from the next account on the next available pet. The
+ * requests come from one FreshRequests per service, so loads on several instances of it never share a pet.
+ */
+export function placeOrderLoad(s: OrdersService, server: Server = s.server): Load {
   return {
-    pid: s.server.child.pid!,
-    url: s.server.origin,
+    pid: server.child.pid!,
+    url: server.origin,
     headers: { 'content-type': 'application/json' },
-    requests: [
-      {
-        method: 'POST',
-        path: '/v1/store/orders',
-        setupRequest: (request) => ({
-          ...request,
-          headers: { 'content-type': 'application/json', authorization: `Bearer ${s.nextKey()}` },
-          body: JSON.stringify({ petId: s.nextAvailablePet() }),
-        }),
-      },
-    ],
+    fresh: s.placements,
   };
 }
 

@@ -1,9 +1,12 @@
 /** The table the benchmark prints and the rows it writes to bench/results.json. */
+import type { LoadClient } from './load.js';
 import type { RowFigures } from './scenario.js';
 
 export interface Row extends RowFigures {
   /** The scenario's name (`npm run bench -- <name>`); absent on the baseline row. */
   name?: string;
+  /** The load client that measured the row; absent on rows without a load (a memory figure). */
+  client?: LoadClient;
   scenario: string;
   target: string;
   /** Absent when the row is reported, not judged (or was skipped). */
@@ -21,9 +24,20 @@ function result(r: Row): string {
 }
 
 export function table(rows: Row[]): string {
-  const header = ['scenario', 'req/s', 'ratio', 'p50 ms', 'p99 ms', 'cpu µs/req', 'target', 'result'];
+  const header = [
+    'scenario',
+    'client',
+    'req/s',
+    'ratio',
+    'p50 ms',
+    'p99 ms',
+    'cpu µs/req',
+    'target',
+    'result',
+  ];
   const body = rows.map((r) => [
     r.scenario,
+    r.client ?? '',
     r.value ?? fmt(r.rps),
     fmt(r.ratio, 2),
     fmt(r.p50, 2),
@@ -34,8 +48,10 @@ export function table(rows: Row[]): string {
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => row[i]!.length)));
   const line = (cells: string[]): string =>
-    `| ${cells.map((c, i) => (i === 0 || i === 6 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
+    `| ${cells.map((c, i) => (i === 0 || i === 1 || i === 7 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
   const out = [line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...body.map(line)];
-  const notes = rows.filter((r) => r.note).map((r) => `- ${r.scenario}: ${r.note}`);
+  const notes = rows
+    .filter((r) => r.note)
+    .map((r) => `- ${r.scenario}${r.client ? ` (${r.client})` : ''}: ${r.note}`);
   return [...out, ...(notes.length ? ['', ...notes] : [])].join('\n');
 }

@@ -3,7 +3,7 @@
  * `defineScenario`; bench/run.ts finds the files itself, so adding a scenario is adding a file.
  */
 import type { Server } from '../../support/processes.js';
-import type { Load, Measured, RunResult, Settings } from './load.js';
+import type { Load, LoadClient, Measured, RunResult, Settings } from './load.js';
 import type { SqliteService } from './service.js';
 
 /** A bound on one of the figures a scenario reports; `within` is a bound on the absolute value. */
@@ -60,8 +60,8 @@ export interface Context {
   outcome(name: string): Promise<Outcome>;
   /** A load measured in rounds interleaved with the baseline. */
   measure(label: string, load: Load): Promise<Measured>;
-  /** One plain run (no baseline rounds), e.g. a soak. */
-  run(load: Load, durationS: number): Promise<RunResult>;
+  /** One plain run (no baseline rounds), e.g. a soak; `connections` defaults to the settings'. */
+  run(load: Load, durationS: number, connections?: number): Promise<RunResult>;
 }
 
 /** Thrown by a setup that cannot run here (a server unreachable): the row says skipped, not failed. */
@@ -80,6 +80,12 @@ export interface Scenario<S = unknown> {
   usesSqlite: boolean;
   /** Absent: the row is reported, not judged. */
   target?: Target;
+  /**
+   * Set when the scenario does not measure with the run's load client(s): the client it always uses (overload
+   * drives wrk itself) or 'none' (no load of its own, e.g. a memory figure). It then runs once per run, not
+   * once per client.
+   */
+  ownClient?: LoadClient | 'none';
   note?: string;
   /** Starts what it needs (servers, data, keys). */
   setup(ctx: Context): Promise<S>;

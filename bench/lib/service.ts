@@ -127,8 +127,13 @@ export async function startSqliteService(
   const listUrl = `${server.origin}/v1/pets?limit=20`;
   log(`service ${server.origin} (pid ${pid}); warming it up for ${settings.serviceWarmupS} s`);
   const half = settings.serviceWarmupS / 2;
-  await load({ pid, url: listUrl, headers: auth }, half, settings.connections);
-  await load({ pid, url: `${server.origin}/v1/pets/1`, headers: auth }, half, settings.connections);
+  await load({ pid, url: listUrl, headers: auth }, half, settings.connections, settings.client);
+  await load(
+    { pid, url: `${server.origin}/v1/pets/1`, headers: auth },
+    half,
+    settings.connections,
+    settings.client,
+  );
   const recordedFile = join(dir, 'recorded.json');
   writeFileSync(recordedFile, JSON.stringify(await recordResponse(listUrl, key)));
   return { server, pid, origin: server.origin, dbPath, env, key, auth, memory, recordedFile };

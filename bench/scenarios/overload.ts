@@ -33,6 +33,7 @@ export default defineScenario<State>({
   tags: ['overload'],
   // The shared service is only needed for the recorded response the bare reference answers.
   usesSqlite: true,
+  ownClient: 'wrk',
   target: OVERLOAD_TARGET,
   async setup(ctx) {
     checkPrerequisites();

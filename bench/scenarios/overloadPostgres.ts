@@ -51,6 +51,7 @@ export default defineScenario<State>({
   order: 310,
   tags: ['overload', 'postgres'],
   usesSqlite: false,
+  ownClient: 'wrk',
   target: OVERLOAD_TARGET,
   async setup(ctx) {
     checkPrerequisites();

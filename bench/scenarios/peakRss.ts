@@ -8,6 +8,7 @@ export default defineScenario({
   order: 190,
   tags: ['memory'],
   usesSqlite: true,
+  ownClient: 'none',
   target: { bounds: [{ metric: 'peakRssMb', atMost: 200 }] },
   setup: (ctx) => ctx.sqlite(),
   measure(_ctx, service) {

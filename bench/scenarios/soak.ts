@@ -2,11 +2,10 @@
  * Memory across a soak: GET /v1/pets?limit=20 spread over 10,000 accounts (each connection cycles through
  * its own 200 keys), RSS after the warm-up against RSS at the end (2 s means of 250 ms samples).
  */
-import type autocannon from 'autocannon';
 import { SqliteDatabase } from '../../src/db/sqlite.js';
 import { mintKey } from '../../src/modules/accounts/mint.js';
 import { accountRepository } from '../../src/modules/accounts/repository.js';
-import type { Settings } from '../lib/load.js';
+import type { Request, Settings } from '../lib/load.js';
 import { summarise } from '../lib/load.js';
 import { heapFigures } from '../lib/memory.js';
 import { defineScenario } from '../lib/scenario.js';
@@ -52,7 +51,7 @@ export default defineScenario({
       `soak: created ${ACCOUNTS} accounts with one key each in ${((Date.now() - t) / 1000).toFixed(1)} s`,
     );
     const perClient = Math.ceil(keys.length / ctx.settings.connections);
-    const perClientRequests: autocannon.Request[][] = [];
+    const perClientRequests: Request[][] = [];
     for (let c = 0; c < ctx.settings.connections; c++) {
       perClientRequests.push(
         keys.slice(c * perClient, (c + 1) * perClient).map((k) => ({
