@@ -91,7 +91,9 @@ function prose(markdown: string): string {
 function anchors(markdown: string): Set<string> {
   const seen = new Map<string, number>();
   const result = new Set<string>();
-  for (const [, heading] of prose(markdown).matchAll(/^#{1,6} +(.+?) *#*$/gm)) {
+  // Inline code in a heading keeps its text in GitHub's anchor (`capacity.ts` gives capacityts).
+  const headings = markdown.replace(/^```[\s\S]*?^```/gm, '').replace(/`([^`\n]*)`/g, '$1');
+  for (const [, heading] of headings.matchAll(/^#{1,6} +(.+?) *#*$/gm)) {
     const base = heading!
       .toLowerCase()
       .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
