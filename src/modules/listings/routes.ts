@@ -61,6 +61,8 @@ export const listingRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (ap
           id: last.id,
           name: last.name,
           distance: last.distance ?? undefined,
+          span:
+            query.sort === 'distance' ? Math.max(0, last.distance! - rows[0]!.distance!) : undefined,
         });
         reply.header('link', nextLink('/v1/listings', query.limit, query.filters, cursor));
       }
