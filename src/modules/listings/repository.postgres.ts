@@ -44,6 +44,12 @@ type Row = Omit<ListingRow, 'id' | 'categoryId' | 'updatedAt' | 'distance'> & {
 export class PostgresListingRepository implements ListingRepository {
   constructor(private readonly db: PostgresDatabase) {}
 
+  /** Moved by pets, profiles and photos alike (the read_versions triggers of migrations 010 and 018). */
+  readVersion(): string | undefined {
+    const version = this.db.readVersion;
+    return version === undefined ? undefined : String(version);
+  }
+
   async search(query: ListingQuery): Promise<ListingRow[]> {
     if (!query.near || query.sort !== 'distance') return this.run(query);
     let rows: ListingRow[] = [];

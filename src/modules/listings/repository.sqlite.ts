@@ -37,7 +37,7 @@ export class SqliteListingRepository implements ListingRepository {
   /** Prepared statements by their text: a query shape is prepared once. */
   private readonly statements = new Map<string, BetterSqlite3.Statement<unknown[], ListingRow>>();
 
-  constructor(database: SqliteDatabase) {
+  constructor(private readonly database: SqliteDatabase) {
     this.db = database.db;
     // The same formula as the API's, so the radius is decided by one computation.
     this.db.function('catalogue_distance_km', { deterministic: true }, (lat1, lon1, lat2, lon2) =>
@@ -45,6 +45,10 @@ export class SqliteListingRepository implements ListingRepository {
         ? null
         : distanceKm(lat1 as number, lon1 as number, lat2 as number, lon2 as number),
     );
+  }
+
+  readVersion(): string | undefined {
+    return this.database.readVersion;
   }
 
   search(query: ListingQuery): Promise<ListingRow[]> {

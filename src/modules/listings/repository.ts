@@ -27,9 +27,12 @@ export interface ListingRow {
  *   `radiusKm` (a bounding box narrows by index, the distance decides), `distance` in km.
  * - `words`: every word is in the pet's name, breed or description, ignoring case and accents.
  * - `primaryPhotos` returns the photo at position 0 of each of the given pets that has one.
+ * - `readVersion` labels search pages for the exact page cache, with the promises of src/http/page-cache.ts
+ *   (the database's version, which every write to pets, profiles or photos moves).
  */
 export interface ListingRepository {
   search(query: ListingQuery): Promise<ListingRow[]>;
+  readVersion(): string | undefined;
   primaryPhotos(petIds: number[]): Promise<PhotoRecord[]>;
 }
 
@@ -222,10 +225,7 @@ export function searchSql(
  * How far to reach first: the previous page's span of distances (carried in the cursor), else a
  * thirty-second of the radius; a ring that held too few is widened towards twice a page by its density.
  */
-export function nextRing(
-  query: ListingQuery,
-  previous?: { ring: Ring; found: number },
-): Ring | undefined {
+export function nextRing(query: ListingQuery, previous?: { ring: Ring; found: number }): Ring | undefined {
   const near = query.near!;
   const start = query.after?.distance ?? 0;
   let outer: number;
