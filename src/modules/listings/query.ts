@@ -176,7 +176,7 @@ export function encodeListingCursor(sort: Sort, after: After): string {
   return Buffer.from(JSON.stringify(value)).toString('base64url');
 }
 
-function decodeListingCursor(cursor: string, sort: Sort): After | undefined {
+export function decodeListingCursor(cursor: string, sort: Sort): After | undefined {
   if (cursor.length > 600) return undefined;
   let value: unknown;
   try {
