@@ -50,6 +50,15 @@ export class PostgresListingRepository implements ListingRepository {
     return version === undefined ? undefined : String(version);
   }
 
+  /**
+   * Autovacuum analyzes a table within a minute or so of a bulk load; until then the planner takes the new
+   * rows for none, and the search near a point reads the whole box (0.3 s a page at 100,000 pets instead of
+   * walking the newest pets, 1 ms).
+   */
+  async refreshStatistics(): Promise<void> {
+    await this.db.query({ text: 'ANALYZE pets, pet_profiles, pet_photos, listing_words' });
+  }
+
   async search(query: ListingQuery): Promise<ListingRow[]> {
     if (!query.near || query.sort !== 'distance') return this.run(query);
     let rows: ListingRow[] = [];

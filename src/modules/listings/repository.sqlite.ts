@@ -51,6 +51,11 @@ export class SqliteListingRepository implements ListingRepository {
     return this.database.readVersion;
   }
 
+  /** Nothing: SQLite plans these searches by its rules, without statistics (ANALYZE would change them). */
+  refreshStatistics(): Promise<void> {
+    return Promise.resolve();
+  }
+
   search(query: ListingQuery): Promise<ListingRow[]> {
     return runAsPromise(() => {
       if (!query.near || query.sort !== 'distance') return this.run(query);

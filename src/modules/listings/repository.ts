@@ -33,6 +33,8 @@ export interface ListingRow {
 export interface ListingRepository {
   search(query: ListingQuery): Promise<ListingRow[]>;
   readVersion(): string | undefined;
+  /** After a bulk load (seeding): the planner's statistics of the catalogue's tables brought up to date. */
+  refreshStatistics(): Promise<void>;
   primaryPhotos(petIds: number[]): Promise<PhotoRecord[]>;
 }
 
