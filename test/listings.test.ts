@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
+import { BANDS_PER_DEGREE, bandOf, ringCover } from '../src/modules/listings/cover.js';
 import { distanceKm } from '../src/modules/listings/repository.js';
 import { backends, bearer, createTestContext, type TestContext } from './helpers.js';
 import { assertV1Error } from './support/assertions.js';
@@ -209,6 +210,61 @@ for (const backend of await backends()) {
       assert.ok(!ids((await search('near=0,0&radiusKm=500')).items).length);
     });
 
+    test('sort=distance pages ring by ring: ties across pages, the radius edge, the antimeridian, both poles', async () => {
+      const random = prng(11);
+      const around = async (name: string, lat: number, lon: number, spreadKm: number, n: number) => {
+        for (let i = 0; i < n; i++) {
+          const dLat = ((random() - 0.5) * 2 * spreadKm) / 111.2;
+          const latitude = Math.max(-90, Math.min(90, lat + dLat));
+          let longitude =
+            lon +
+            ((random() - 0.5) * 2 * spreadKm) / (111.2 * Math.max(0.02, Math.cos((lat * Math.PI) / 180)));
+          if (longitude > 180) longitude -= 360;
+          if (longitude < -180) longitude += 360;
+          await addPet(`${name} ${i}`, { location: { latitude, longitude } });
+        }
+      };
+      await around('Dateline', -17.2, 180, 60, 25);
+      await around('North', 89.8, 0, 60, 20);
+      await around('South', -89.9, 120, 40, 12);
+      // Five at one spot: equal distances, split by the page boundary, ordered by id.
+      for (let i = 0; i < 5; i++)
+        await addPet(`Same spot ${i}`, { location: { latitude: -17.1, longitude: 179.7 } });
+      // On both sides of the edge of a 30 km radius around the dateline centre (computed by the same formula).
+      const centre = { lat: -17.2, lon: -179.99 };
+      for (const offset of [-0.00002, 0.00002]) {
+        const dLat = 30 / (6371.0088 * (Math.PI / 180)) + offset;
+        assert.notEqual(distanceKm(centre.lat, centre.lon, centre.lat + dLat, centre.lon) <= 30, offset > 0);
+        await addPet(`Edge ${offset}`, { location: { latitude: centre.lat + dLat, longitude: centre.lon } });
+      }
+      const located = pets.flatMap((p) => {
+        const location = p.profile?.location as { latitude?: number; longitude?: number } | undefined;
+        return location?.latitude === undefined || location.longitude === undefined
+          ? []
+          : [{ id: p.id, lat: location.latitude, lon: location.longitude }];
+      });
+      for (const [lat, lon, radius, limit] of [
+        [centre.lat, centre.lon, 30, 2],
+        [-17.2, 179.99, 80, 3],
+        [89.95, -170, 60, 4],
+        [90, 0, 40, 3],
+        [-90, 0, 25, 2],
+        [-89.5, 45, 100, 5],
+      ] as const) {
+        const expected = located
+          .map((p) => ({ id: p.id, d: distanceKm(lat, lon, p.lat, p.lon) }))
+          .filter((p) => p.d <= radius)
+          .sort((x, y) => x.d - y.d || x.id - y.id);
+        assert.ok(expected.length > 2 * limit, `enough pets near ${lat},${lon}`);
+        const { items } = await search(`near=${lat},${lon}&radiusKm=${radius}&sort=distance&limit=${limit}`);
+        assert.deepEqual(
+          ids(items),
+          expected.map((p) => p.id),
+          `near ${lat},${lon} within ${radius} km`,
+        );
+      }
+    });
+
     test('sorts: newest (default), oldest, name; keyset pages follow Link and never repeat or skip', async () => {
       const all = (await search('limit=100&status=available,pending,sold')).items;
       const newest = (await search('limit=3&status=available,pending,sold')).items;
@@ -281,3 +337,46 @@ for (const backend of await backends()) {
     });
   });
 }
+
+// The location index's cover of a ring (what both backends read): every point at a distance within the
+// ring lies in exactly one range of its band, wherever the centre is (poles and the antimeridian included).
+test('ringCover holds every point of a ring, once', () => {
+  const random = prng(3);
+  const centres: [number, number][] = [
+    [52.52, 13.405],
+    [-17, 179.95],
+    [0, -180],
+    [89.99, 10],
+    [-90, 0],
+    [90, 180],
+    [-45.5, -0.001],
+  ];
+  for (let i = 0; i < 40; i++) centres.push([random() * 180 - 90, random() * 360 - 180]);
+  for (const [lat, lon] of centres) {
+    for (let trial = 0; trial < 6; trial++) {
+      const outer = 1 + random() * 499;
+      const inner = trial % 3 === 0 ? 0 : random() * outer;
+      const ranges = ringCover(lat, lon, inner, outer);
+      for (let n = 0; n < 200; n++) {
+        // Points near the ring's edges as well as inside it.
+        const latitude = Math.max(-90, Math.min(90, lat + (random() - 0.5) * 2 * (outer / 100)));
+        let longitude =
+          lon +
+          (random() - 0.5) *
+            2 *
+            Math.min(180, outer / 100 / Math.max(0.01, Math.cos((latitude * Math.PI) / 180)));
+        longitude = ((((longitude + 180) % 360) + 360) % 360) - 180;
+        const d = distanceKm(lat, lon, latitude, longitude);
+        if (d < inner || d > outer) continue;
+        const band = bandOf(latitude);
+        const holding = ranges.filter(([b, from, to]) => b === band && longitude >= from && longitude <= to);
+        assert.equal(
+          holding.length,
+          1,
+          `${latitude},${longitude} (${d} km) in [${inner}, ${outer}] of ${lat},${lon}`,
+        );
+      }
+    }
+  }
+  assert.equal(BANDS_PER_DEGREE, 100, 'the migrations (018) compute bands of a hundredth of a degree');
+});

@@ -236,6 +236,16 @@ for (const backend of await backends()) {
         [...Array(19).keys()],
       );
       await assertNoPhoto(`/v1/photos/${gone}/small.webp`, 'gone');
+      // A rendering served just before its photo is deleted (so kept in memory) is gone with it too.
+      const served = await ctx.app.inject({ url: `/v1/photos/${order[1]}/medium.webp` });
+      assert.equal(served.statusCode, 200);
+      const removed = await ctx.app.inject({
+        method: 'DELETE',
+        url: `/v1/pets/${petId}/photos/${order[1]}`,
+        headers: bearer(key),
+      });
+      assert.equal(removed.statusCode, 204);
+      await assertNoPhoto(`/v1/photos/${order[1]}/medium.webp`, 'served, then deleted');
       const search = await ctx.app.inject({
         url: '/v1/listings?hasPhotos=true&limit=100',
         headers: bearer(key),

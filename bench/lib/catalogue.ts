@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { withDatabase } from '../../src/cli/common.js';
 import { loadConfig } from '../../src/config.js';
+import { decodeListingCursor, encodeListingCursor, type Sort } from '../../src/modules/listings/query.js';
 import { processPhoto } from '../../src/modules/photos/image.js';
 import { photoRepository } from '../../src/modules/photos/repository.js';
 import { MAX_PHOTOS } from '../../src/modules/photos/schemas.js';
@@ -172,4 +173,65 @@ export async function pathAfter(catalogue: Catalogue, path: string, pages: numbe
   }
   const reached = new URL(url);
   return reached.pathname + reached.search;
+}
+
+/**
+ * `count` spellings of the search page at `path` that the service answers with the same bytes but keeps
+ * apart in its page cache: each carries a cursor of its own that leaves out nothing of that page (page 1:
+ * after an id past the catalogue's, or after distance 0; a deeper page: its cursor with another span, the
+ * hint of how far the first ring reaches, changed by micrometres). Measuring them is measuring the search
+ * itself, each request a cache miss.
+ */
+export function uncachedPaths(path: string, count: number): string[] {
+  const sort = (/[?&]sort=(\w+)/.exec(path)?.[1] ?? 'newest') as Sort;
+  const given = /[?&]cursor=([\w-]+)/.exec(path)?.[1];
+  const bare = path.replace(/&cursor=[\w-]+/, '');
+  return Array.from({ length: count }, (_, i) => {
+    let cursor: string;
+    if (given) {
+      const after = decodeListingCursor(given, sort);
+      if (after?.span === undefined)
+        throw new Error(`${path}: a deep page needs a distance cursor with a span`);
+      cursor = encodeListingCursor(sort, { ...after, span: after.span + (i + 1) * 1e-9 });
+    } else if (sort === 'newest') cursor = encodeListingCursor(sort, { id: CATALOGUE_PETS + 1 + i });
+    else if (sort === 'distance') cursor = encodeListingCursor(sort, { id: 1 + i, distance: 0 });
+    else throw new Error(`${path}: no uncached spelling for sort ${sort}`);
+    return `${bare}&cursor=${cursor}`;
+  });
+}
+
+/**
+ * The search at `path` answered without the page cache (uncachedPaths: 4,000 spellings, 80 per connection,
+ * four times what the cache keeps, so none is still kept when its connection asks again), against a bare
+ * server replaying that page's bytes.
+ */
+export async function measureUncached(
+  ctx: Context,
+  catalogue: Catalogue,
+  label: string,
+  path: string,
+): Promise<Outcome> {
+  const baseline = await sameBytesBaseline(ctx, catalogue, `${catalogue.origin}${path}`);
+  try {
+    const own = new Interleaved(
+      { pid: baseline.child.pid!, url: `${baseline.origin}${path}` },
+      ctx.settings,
+      ctx.log,
+    );
+    const paths = uncachedPaths(path, 4000);
+    const connections = ctx.settings.connections;
+    const perClient = Array.from({ length: connections }, (_, c) =>
+      paths
+        .filter((_, i) => i % connections === c)
+        .map((p) => ({ method: 'GET' as const, path: p, headers: catalogue.auth })),
+    );
+    const outcome = fromMeasured(
+      await own.measure(label, { pid: catalogue.pid, url: catalogue.origin, perClientRequests: perClient }),
+    );
+    const note = `each request a page-cache miss; own baseline ${own.summary().rps.toFixed(0)} req/s`;
+    outcome.row.note = outcome.row.note ? `${outcome.row.note}; ${note}` : note;
+    return outcome;
+  } finally {
+    await terminate(baseline);
+  }
 }

@@ -2,16 +2,16 @@
 import { measureSameBytes, sqliteCatalogue } from '../lib/catalogue.js';
 import { defineScenario } from '../lib/scenario.js';
 
-const PATH = '/v1/listings?q=playful%20beagle&limit=20';
+export const TEXT_PATH = '/v1/listings?q=playful%20beagle&limit=20';
 
 export default defineScenario({
   name: 'listingsText',
-  label: `GET ${PATH} (100,000 pets)`,
+  label: `GET ${TEXT_PATH} (100,000 pets)`,
   order: 310,
   tags: ['catalogue'],
   usesSqlite: false,
   target: { bounds: [{ metric: 'ratio', atLeast: 0.25 }] },
   setup: (ctx) => sqliteCatalogue(ctx),
   measure: async (ctx, catalogue) =>
-    (await measureSameBytes(ctx, catalogue, 'listings q=two words', PATH)).outcome,
+    (await measureSameBytes(ctx, catalogue, 'listings q=two words', TEXT_PATH)).outcome,
 });

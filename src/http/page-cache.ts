@@ -54,18 +54,19 @@ export function sendSerializedPage(
   return reply.header('content-type', JSON_TYPE).send(page.body);
 }
 
-export class PageCache {
+/** `Page`: what a page is kept as (a route without ETags keeps its bytes and Link alone). */
+export class PageCache<Page = SerializedPage> {
   private version: string | undefined;
-  private readonly pages = new Map<string, SerializedPage>();
+  private readonly pages = new Map<string, Page>();
   /** Reads under way, labelled like pages: `loadingVersion` is the version they were started at. */
   private loadingVersion: string | undefined;
-  private readonly loading = new Map<string, Promise<SerializedPage>>();
+  private readonly loading = new Map<string, Promise<Page>>();
 
   /** @param maxPages bounds memory: a page of 100 pets is ~7 KB. */
   constructor(private readonly maxPages = 1_000) {}
 
   /** The page for `key` if it was read at exactly `version`. */
-  get(version: string | undefined, key: string): SerializedPage | undefined {
+  get(version: string | undefined, key: string): Page | undefined {
     return version !== undefined && version === this.version ? this.pages.get(key) : undefined;
   }
 
@@ -78,11 +79,7 @@ export class PageCache {
    * read before the page, and are only given to requests that observed that same version.
    * A read that fails fails every request that waited on it, as it would have failed each of them.
    */
-  load(
-    version: string | undefined,
-    key: string,
-    read: () => Promise<SerializedPage>,
-  ): Promise<SerializedPage> {
+  load(version: string | undefined, key: string, read: () => Promise<Page>): Promise<Page> {
     if (version === undefined) return read();
     if (version !== this.loadingVersion) {
       this.loading.clear();
@@ -105,7 +102,7 @@ export class PageCache {
     return loaded;
   }
 
-  private forget(version: string, key: string, loaded: Promise<SerializedPage>): void {
+  private forget(version: string, key: string, loaded: Promise<Page>): void {
     if (version === this.loadingVersion && this.loading.get(key) === loaded) this.loading.delete(key);
   }
 
@@ -113,7 +110,7 @@ export class PageCache {
    * Remembers a page read at `version`. A different version than the cache's drops every other page (they
    * can no longer be answered once the version moves on; an older label only costs later misses).
    */
-  set(version: string | undefined, key: string, page: SerializedPage): void {
+  set(version: string | undefined, key: string, page: Page): void {
     if (version === undefined) return;
     if (version !== this.version) {
       this.pages.clear();

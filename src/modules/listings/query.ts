@@ -25,8 +25,11 @@ type ListFilter = keyof typeof LIST_FILTERS;
 export const MAX_WORDS = 10;
 export const DEFAULT_RADIUS_KM = 50;
 
-/** Where a page starts: after this pet in the sort's order (the sort key of that pet, and its id). */
-export type After = { id: number; name?: string; distance?: number };
+/**
+ * Where a page starts: after this pet in the sort's order (the sort key of that pet, and its id). For
+ * `distance`, also the previous page's span of distances: how far the next page's first ring reaches.
+ */
+export type After = { id: number; name?: string; distance?: number; span?: number };
 
 export interface ListingQuery {
   status: PetStatus[];
@@ -168,12 +171,12 @@ export function parseListingQuery(raw: Record<string, unknown>): ListingQuery {
 /** The cursor after `after` in `sort`'s order: the sort, the key and the id, opaque to clients. */
 export function encodeListingCursor(sort: Sort, after: After): string {
   const key = sort === 'name' ? after.name : sort === 'distance' ? after.distance : undefined;
-  return Buffer.from(JSON.stringify(key === undefined ? [sort, after.id] : [sort, after.id, key])).toString(
-    'base64url',
-  );
+  const value: unknown[] = key === undefined ? [sort, after.id] : [sort, after.id, key];
+  if (sort === 'distance' && after.span !== undefined) value.push(after.span);
+  return Buffer.from(JSON.stringify(value)).toString('base64url');
 }
 
-function decodeListingCursor(cursor: string, sort: Sort): After | undefined {
+export function decodeListingCursor(cursor: string, sort: Sort): After | undefined {
   if (cursor.length > 600) return undefined;
   let value: unknown;
   try {
@@ -186,7 +189,12 @@ function decodeListingCursor(cursor: string, sort: Sort): After | undefined {
   if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 1) return undefined;
   if (sort === 'name') return typeof value[2] === 'string' ? { id, name: value[2] } : undefined;
   if (sort === 'distance') {
-    return typeof value[2] === 'number' && value[2] >= 0 ? { id, distance: value[2] } : undefined;
+    if (typeof value[2] !== 'number' || !(value[2] >= 0)) return undefined;
+    // The span is a hint (how far the first ring reaches), absent from cursors issued before it.
+    const span = value[3] as unknown;
+    return typeof span === 'number' && span >= 0 && Number.isFinite(span)
+      ? { id, distance: value[2], span }
+      : { id, distance: value[2] };
   }
   return value.length === 2 ? { id } : undefined;
 }

@@ -1,9 +1,12 @@
 import type { PostgresDatabase } from '../../db/postgres.js';
 import type { PhotoRecord } from '../photos/schemas.js';
 import type { ListingQuery } from './query.js';
+import { BANDS_PER_DEGREE } from './cover.js';
 import {
   EARTH_RADIUS_KM,
+  nextRing,
   searchSql,
+  type Ring,
   type Dialect,
   type ListingRepository,
   type ListingRow,
@@ -23,6 +26,12 @@ const dialect: Dialect = {
   words: (value) =>
     `p.id IN (SELECT pet_id FROM listing_words WHERE words @@ to_tsquery('simple', catalogue_fold(${value}::text)))`,
   wordsValue: (words) => words.join(' & '),
+  // One scan of the location index (migration 018) per range; the partial index needs the NOT NULL.
+  cover: (ranges, bind) =>
+    `unnest(${bind(ranges.map((r) => r[0]))}::int[], ${bind(ranges.map((r) => r[1]))}::float8[], ` +
+    `${bind(ranges.map((r) => r[2]))}::float8[]) AS c(band, lo, hi) JOIN pet_profiles pr ` +
+    `ON floor((pr.latitude + 90) * ${BANDS_PER_DEGREE})::integer = c.band ` +
+    `AND pr.longitude BETWEEN c.lo AND c.hi AND pr.latitude IS NOT NULL`,
 };
 
 type Row = Omit<ListingRow, 'id' | 'categoryId' | 'updatedAt' | 'distance'> & {
@@ -35,8 +44,32 @@ type Row = Omit<ListingRow, 'id' | 'categoryId' | 'updatedAt' | 'distance'> & {
 export class PostgresListingRepository implements ListingRepository {
   constructor(private readonly db: PostgresDatabase) {}
 
+  /** Moved by pets, profiles and photos alike (the read_versions triggers of migrations 010 and 018). */
+  readVersion(): string | undefined {
+    const version = this.db.readVersion;
+    return version === undefined ? undefined : String(version);
+  }
+
+  /**
+   * Autovacuum analyzes a table within a minute or so of a bulk load; until then the planner takes the new
+   * rows for none, and the search near a point reads the whole box (0.3 s a page at 100,000 pets instead of
+   * walking the newest pets, 1 ms).
+   */
+  async refreshStatistics(): Promise<void> {
+    await this.db.query({ text: 'ANALYZE pets, pet_profiles, pet_photos, listing_words' });
+  }
+
   async search(query: ListingQuery): Promise<ListingRow[]> {
-    const { text, values } = searchSql(query, dialect);
+    if (!query.near || query.sort !== 'distance') return this.run(query);
+    let rows: ListingRow[] = [];
+    for (let ring = nextRing(query); ring; ring = nextRing(query, { ring, found: rows.length })) {
+      rows = await this.run(query, ring);
+    }
+    return rows;
+  }
+
+  private async run(query: ListingQuery, ring?: Ring): Promise<ListingRow[]> {
+    const { text, values } = searchSql(query, dialect, ring);
     const rows = await this.db.query<Row>({ text, values });
     return rows.map((row) => ({
       ...row,

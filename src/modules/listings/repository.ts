@@ -3,6 +3,7 @@ import type { PhotoRecord } from '../photos/schemas.js';
 import type { PetStatus } from '../pets/schemas.js';
 import { PostgresListingRepository } from './repository.postgres.js';
 import { SqliteListingRepository } from './repository.sqlite.js';
+import { ringCover, type CoverRange } from './cover.js';
 import { BOOLEAN_FILTERS, type ListingQuery } from './query.js';
 
 /** One search hit as stored: the pet, its profile document (or none), its distance when `near` was given. */
@@ -26,9 +27,14 @@ export interface ListingRow {
  *   `radiusKm` (a bounding box narrows by index, the distance decides), `distance` in km.
  * - `words`: every word is in the pet's name, breed or description, ignoring case and accents.
  * - `primaryPhotos` returns the photo at position 0 of each of the given pets that has one.
+ * - `readVersion` labels search pages for the exact page cache, with the promises of src/http/page-cache.ts
+ *   (the database's version, which every write to pets, profiles or photos moves).
  */
 export interface ListingRepository {
   search(query: ListingQuery): Promise<ListingRow[]>;
+  readVersion(): string | undefined;
+  /** After a bulk load (seeding): the planner's statistics of the catalogue's tables brought up to date. */
+  refreshStatistics(): Promise<void>;
   primaryPhotos(petIds: number[]): Promise<PhotoRecord[]>;
 }
 
@@ -99,10 +105,34 @@ export interface Dialect {
   words(placeholder: string): string;
   /** The value bound for `words`. */
   wordsValue(words: string[]): unknown;
+  /**
+   * The FROM clause's start reading profiles through the location index, range by range of `ranges`
+   * (ringCover), as `pr`; `bind` binds a value and returns its placeholder.
+   */
+  cover(ranges: CoverRange[], bind: (value: unknown) => string): string;
+  /**
+   * Optional: the FROM clause's start reading the word index first, joined to pets as `p`, and the pet id
+   * as the word index gives it (so a sort by id is the index's own order, read only as far as the page).
+   */
+  wordsFirst?(placeholder: string): { from: string; id: string };
 }
 
-/** The search as one statement: filters (the box included) inside, radius, cursor, order and limit outside. */
-export function searchSql(query: ListingQuery, dialect: Dialect): { text: string; values: unknown[] } {
+/** A ring of the search near a point: profiles are read through `ranges` alone, up to `outer` km. */
+export interface Ring {
+  ranges: CoverRange[];
+  outer: number;
+}
+
+/**
+ * The search as one statement: filters (the box included) inside, radius, cursor, order and limit outside.
+ * With a `ring`, the profiles come from the location index's ranges instead of the box, and the distance
+ * is bounded by the ring's outer edge (never past the radius).
+ */
+export function searchSql(
+  query: ListingQuery,
+  dialect: Dialect,
+  ring?: Ring,
+): { text: string; values: unknown[] } {
   const values: unknown[] = [];
   const bind = (value: unknown): string => {
     values.push(value);
@@ -116,6 +146,11 @@ export function searchSql(query: ListingQuery, dialect: Dialect): { text: string
   const distance = query.near
     ? dialect.distance(bind(query.near.latitude), bind(query.near.longitude))
     : 'NULL';
+  const from = ring ? dialect.cover(ring.ranges, bind) : undefined;
+  const wordsFirst =
+    !ring && query.words && dialect.wordsFirst && (query.sort === 'newest' || query.sort === 'oldest')
+      ? dialect.wordsFirst(bind(dialect.wordsValue(query.words)))
+      : undefined;
   inList('p.status', query.status);
   if (query.categoryId) inList('p.category_id', query.categoryId);
   if (query.sex) inList('pr.sex', query.sex);
@@ -129,8 +164,8 @@ export function searchSql(query: ListingQuery, dialect: Dialect): { text: string
   if (query.hasPhotos !== undefined) {
     where.push(`${query.hasPhotos ? '' : 'NOT '}EXISTS (SELECT 1 FROM pet_photos ph WHERE ph.pet_id = p.id)`);
   }
-  if (query.words) where.push(dialect.words(bind(dialect.wordsValue(query.words))));
-  if (query.near) {
+  if (query.words && !wordsFirst) where.push(dialect.words(bind(dialect.wordsValue(query.words))));
+  if (query.near && !ring) {
     const { latitude, longitude, radiusKm } = query.near;
     const box = boundingBox(latitude, longitude, radiusKm);
     where.push(`pr.latitude BETWEEN ${bind(box.lat[0])} AND ${bind(box.lat[1])}`);
@@ -143,12 +178,15 @@ export function searchSql(query: ListingQuery, dialect: Dialect): { text: string
   const profileNeeded =
     query.sex || query.ageGroup || query.size || Object.keys(query.booleans).length > 0 || query.near;
   const inner =
-    `SELECT p.id, p.name, p.category_id AS "categoryId", p.status, pr.doc, pr.updated_at AS "updatedAt", ` +
-    `${distance} AS distance FROM pets p ${profileNeeded ? '' : 'LEFT '}JOIN pet_profiles pr ON pr.pet_id = p.id ` +
+    `SELECT ${wordsFirst?.id ?? 'p.id'} AS id, p.name, p.category_id AS "categoryId", p.status, pr.doc, ` +
+    `pr.updated_at AS "updatedAt", ${distance} AS distance FROM ` +
+    (from
+      ? `${from} JOIN pets p ON p.id = pr.pet_id `
+      : `${wordsFirst?.from ?? 'pets p'} ${profileNeeded ? '' : 'LEFT '}JOIN pet_profiles pr ON pr.pet_id = p.id `) +
     `WHERE ${where.join(' AND ')}`;
 
   const outer: string[] = [];
-  if (query.near) outer.push(`distance <= ${bind(query.near.radiusKm)}`);
+  if (query.near) outer.push(`distance <= ${bind(ring ? ring.outer : query.near.radiusKm)}`);
   const after = query.after;
   let order: string;
   switch (query.sort) {
@@ -179,4 +217,34 @@ export function searchSql(query: ListingQuery, dialect: Dialect): { text: string
     `SELECT * FROM (${inner}) s${outer.length ? ` WHERE ${outer.join(' AND ')}` : ''} ` +
     `ORDER BY ${order} LIMIT ${query.limit + 1}`;
   return { text, values };
+}
+
+/**
+ * The ring to read for a page sorted by distance (ringCover), after `previous` (none: the first), or
+ * undefined when `previous` answered it. Every ring starts at the cursor's distance, so the pets nearer
+ * than the page are never read; it reaches out far enough for more than a page (then the page is the
+ * nearest `limit` of it, and the rows past the ring are farther than all of them) or to the radius.
+ * How far to reach first: the previous page's span of distances (carried in the cursor), else a
+ * thirty-second of the radius; a ring that held too few is widened towards twice a page by its density.
+ */
+export function nextRing(query: ListingQuery, previous?: { ring: Ring; found: number }): Ring | undefined {
+  const near = query.near!;
+  const start = query.after?.distance ?? 0;
+  let outer: number;
+  if (!previous) {
+    const span = query.after?.span;
+    outer = start + (span !== undefined && span > 0 ? 1.5 * span : near.radiusKm / 32);
+  } else {
+    if (previous.found > query.limit || previous.ring.outer >= near.radiusKm) return undefined;
+    const before = previous.ring.outer;
+    // Rows grow with the ring's area (outer² − start²): aim at twice the page, at least twice the width.
+    const area = before * before - start * start;
+    const aimed =
+      previous.found > 0
+        ? Math.sqrt(start * start + (area * 2 * (query.limit + 1)) / previous.found)
+        : start + 8 * (before - start);
+    outer = Math.min(Math.max(aimed, start + 2 * (before - start)), start + 16 * (before - start));
+  }
+  outer = Math.min(outer, near.radiusKm);
+  return { ranges: ringCover(near.latitude, near.longitude, start, outer), outer };
 }

@@ -1,9 +1,12 @@
 /**
  * searchListings: the catalogue as adopters search it. Filters, words and distance are one statement per
- * page (keyset paging, so a page deep in the results costs what the first does), then one for the page's
- * primary photos.
+ * page (keyset paging, so a page deep in the results costs what the first does; sorted by distance, one per
+ * ring read, usually one), then one for the page's primary photos. Pages are kept as sent in the exact page
+ * cache (http/page-cache.ts), so a search repeated before the data changes costs no statement.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply } from 'fastify';
+import { PageCache } from '../../http/page-cache.js';
 import { nextLink } from '../../http/paging.js';
 import { errorResponses, linkHeader } from '../../http/responses.js';
 import type { ModuleContext } from '../module.js';
@@ -22,6 +25,45 @@ declare module 'fastify' {
 export const listingRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (app, { database, config }) => {
   const listings = database.repository(listingRepository);
   const base = config.publicUrl ?? '';
+  // Pages as sent (body and Link), keyed by the request's path and query, exact as the pets' list pages:
+  // answered only while the database is at the version the page was read at.
+  const pages = new PageCache<{ body: Buffer; link: string | undefined }>();
+
+  async function search(query: ListingQuery): Promise<{ rows: Listing[]; link: string | undefined }> {
+    const rows = await listings.search(query);
+    let link: string | undefined;
+    if (rows.length > query.limit) {
+      rows.length = query.limit;
+      const last = rows[query.limit - 1]!;
+      const cursor = encodeListingCursor(query.sort, {
+        id: last.id,
+        name: last.name,
+        distance: last.distance ?? undefined,
+        span: query.sort === 'distance' ? Math.max(0, last.distance! - rows[0]!.distance!) : undefined,
+      });
+      link = nextLink('/v1/listings', query.limit, query.filters, cursor);
+    }
+    const photos = new Map(
+      (await listings.primaryPhotos(rows.map((row) => row.id))).map((photo) => [photo.petId, photo]),
+    );
+    return {
+      link,
+      rows: rows.map((row): Listing => {
+        const profile = row.doc === null ? {} : (JSON.parse(row.doc) as ProfileDoc);
+        const photo = photos.get(row.id);
+        const listing: Listing = {
+          pet: { id: row.id, name: row.name, categoryId: row.categoryId, status: row.status },
+          profile: {
+            ...profile,
+            updatedAt: row.updatedAt === null ? null : new Date(row.updatedAt).toISOString(),
+          },
+          primaryPhoto: photo ? renderPhoto(photo, base) : null,
+        };
+        if (row.distance !== null) listing.distanceKm = Math.round(row.distance * 10) / 10;
+        return listing;
+      }),
+    };
+  }
 
   app.get(
     '/listings',
@@ -53,34 +95,20 @@ export const listingRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (ap
     },
     async (request, reply) => {
       const query = request.listingQuery!;
-      const rows = await listings.search(query);
-      if (rows.length > query.limit) {
-        rows.length = query.limit;
-        const last = rows[query.limit - 1]!;
-        const cursor = encodeListingCursor(query.sort, {
-          id: last.id,
-          name: last.name,
-          distance: last.distance ?? undefined,
-        });
-        reply.header('link', nextLink('/v1/listings', query.limit, query.filters, cursor));
-      }
-      const photos = new Map(
-        (await listings.primaryPhotos(rows.map((row) => row.id))).map((photo) => [photo.petId, photo]),
-      );
-      return rows.map((row): Listing => {
-        const profile = row.doc === null ? {} : (JSON.parse(row.doc) as ProfileDoc);
-        const photo = photos.get(row.id);
-        const listing: Listing = {
-          pet: { id: row.id, name: row.name, categoryId: row.categoryId, status: row.status },
-          profile: {
-            ...profile,
-            updatedAt: row.updatedAt === null ? null : new Date(row.updatedAt).toISOString(),
-          },
-          primaryPhoto: photo ? renderPhoto(photo, base) : null,
-        };
-        if (row.distance !== null) listing.distanceKm = Math.round(row.distance * 10) / 10;
-        return listing;
-      });
+      // Read before the page, so a page is never labelled newer than its data (see http/page-cache.ts).
+      const version = listings.readVersion();
+      const page =
+        pages.get(version, request.url) ??
+        (await pages.load(version, request.url, async () => {
+          const { rows, link } = await search(query);
+          // Serialized by the route's own 200 schema, as Fastify would have sent the rows.
+          return { body: Buffer.from(reply.serialize(rows) as string), link };
+        }));
+      if (page.link !== undefined) reply.header('link', page.link);
+      // With a JSON content type set, Fastify sends a Buffer as it is, without serializing again.
+      return (reply as FastifyReply)
+        .header('content-type', 'application/json; charset=utf-8')
+        .send(page.body);
     },
   );
 };

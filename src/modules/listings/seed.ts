@@ -141,6 +141,7 @@ export async function seedCatalogue(
     done += chunk.length;
     options.onProgress?.(done);
   }
+  await listings.refreshStatistics();
   // The photos of the newest pets, a few at a time (the image work runs on libuv's thread pool).
   for (let i = 0; i < Math.min(options.withPhotos, pets.length); i += 8) {
     await Promise.all(

@@ -13,6 +13,7 @@ import {
   type PhotoRepository,
   type PhotoWrite,
 } from './repository.js';
+import { RecentFiles } from './recent-files.js';
 import type { PhotoRecord, PhotoSize } from './schemas.js';
 
 /** Writes run in the turn's group commit (SqliteDatabase.writeInTurn), under the write lock. */
@@ -20,6 +21,8 @@ export class SqlitePhotoRepository implements PhotoRepository {
   private readonly db: BetterSqlite3.Database;
   private readonly idempotency: SqliteIdempotency;
   private readonly stmt;
+  /** 16 MiB of the renderings served last: a few thousand medium ones. */
+  private readonly recent = new RecentFiles(16 * 1024 * 1024, 1024 * 1024);
 
   constructor(private readonly database: SqliteDatabase) {
     const db = (this.db = database.db);
@@ -52,6 +55,7 @@ export class SqlitePhotoRepository implements PhotoRepository {
           'SELECT bytes FROM pet_photo_files WHERE photo_id = ? AND size = ?',
         )
         .pluck(true),
+      exists: db.prepare<[string], number>('SELECT 1 FROM pet_photos WHERE id = ?').pluck(true),
     };
   }
 
@@ -129,7 +133,22 @@ export class SqlitePhotoRepository implements PhotoRepository {
     );
   }
 
+  /**
+   * A rendering served recently comes from memory after one lookup of the photo's id (it may have been
+   * deleted, here or by another process); the bytes themselves, read from their blob, cost several times that.
+   */
   file(photoId: string, size: PhotoSize): Promise<Buffer | undefined> {
-    return runAsPromise(() => this.stmt.file.get(photoId, size));
+    return runAsPromise(() => {
+      const key = `${photoId}/${size}`;
+      const kept = this.recent.get(key);
+      if (kept !== undefined) {
+        if (this.stmt.exists.get(photoId) !== undefined) return kept;
+        this.recent.delete(key);
+        return undefined;
+      }
+      const bytes = this.stmt.file.get(photoId, size);
+      if (bytes !== undefined) this.recent.set(key, bytes);
+      return bytes;
+    });
   }
 }
