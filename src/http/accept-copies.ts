@@ -52,7 +52,7 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => {
 process.on('disconnect', () => process.exit(0));
 process.on('message', (message, received) => {
   if (message === 'done') {
-    own.close();
+    own?.close();
     process.send('closed');
     return;
   }
@@ -65,7 +65,10 @@ process.on('message', (message, received) => {
 });
 `;
 
-/** The longest the helper may take to hand the copies over before the service goes on without them. */
+/**
+ * The longest the helper may take to hand the copies over: then it is told to stop where it is (it closes its
+ * own copy once everything it accepted is sent), and killed only if it does not answer in as long again.
+ */
 const HELPER_TIMEOUT_MS = 10_000;
 
 export interface AcceptCopies {
@@ -130,15 +133,16 @@ export async function addAcceptCopies(
   const last = listeners.pop() ?? server;
   const restorer = new NetServer();
   wire(restorer);
-  await new Promise<void>((resolve, reject) => {
-    restorer.once('error', reject);
-    restorer.listen(last, backlog, () => resolve());
+  // Should listen(2) fail, Node closes that one descriptor; the others accept on at the smaller backlog.
+  const backlogError = await new Promise<unknown>((resolve) => {
+    restorer.once('error', resolve);
+    restorer.listen(last, backlog, () => resolve(undefined));
   });
 
   return {
     // The restorer took the last copy's handle over; the server's own handle when none arrived.
     count: listeners.length - (last === server ? 1 : 0),
-    error,
+    error: error ?? backlogError,
     close: async () => {
       await closeAll();
       // The copies' connections are the HTTP server's now; wait until each has ended.
@@ -158,7 +162,10 @@ async function duplicate(
     // The service's own NODE_OPTIONS (tracing's --import, a heap cap) are not the helper's business.
     env: { ...process.env, NODE_OPTIONS: '' },
   });
-  const timer = setTimeout(() => helper.kill(), HELPER_TIMEOUT_MS);
+  const timer = setTimeout(() => {
+    if (helper.connected) helper.send('done');
+    setTimeout(() => helper.kill(), HELPER_TIMEOUT_MS).unref();
+  }, HELPER_TIMEOUT_MS);
   try {
     await new Promise<void>((resolve, reject) => {
       helper.once('error', reject);
@@ -169,7 +176,7 @@ async function duplicate(
         // Each branch runs in the tick the handle arrived, before the event loop polls again.
         if (message === 'connection') handOver(handle as Socket);
         else if (message === 'copy') wire(handle as NetServer);
-        else if (message === 'sent') helper.send('done');
+        else if (message === 'sent' && helper.connected) helper.send('done');
         else if (message === 'closed') resolve();
       });
       helper.send({ count }, server);
