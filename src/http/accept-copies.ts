@@ -50,6 +50,10 @@ let own;
 // process group, and a helper gone mid-hand-over would close what it accepted and had not yet sent.
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => {});
 process.on('disconnect', () => process.exit(0));
+// When the service dies while a handle it was sent waits for its acknowledgement, Node closes the channel
+// without emitting 'disconnect' (the disconnect waits for a queue that will never drain); it does clear
+// process.connected. Without this the helper would keep listening on the port, a socket nobody answers.
+setInterval(() => { if (!process.connected) process.exit(0); }, 50).unref();
 process.on('message', (message, received) => {
   if (message === 'done') {
     own?.close();
@@ -158,7 +162,9 @@ async function duplicate(
   handOver: (socket: Socket) => void,
 ): Promise<void> {
   const helper = spawn(process.execPath, ['-e', HELPER_SCRIPT], {
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    // Nothing inherited: the helper must never hold the service's own stdout or stderr (a supervisor waits
+    // for those to close).
+    stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
     // The service's own NODE_OPTIONS (tracing's --import, a heap cap) are not the helper's business.
     env: { ...process.env, NODE_OPTIONS: '' },
   });
