@@ -6,7 +6,7 @@
  * prompt is the overload benchmark's business.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer, request, type Server } from 'node:http';
 import { connect, Server as NetServer, type AddressInfo } from 'node:net';
@@ -89,6 +89,12 @@ test('maxConnections counts the connections of every handle', async () => {
   for (const socket of open) socket.destroy();
 });
 
+/** How many processes hold a listening descriptor of the port (`ss -p`; Linux). */
+function listeningProcesses(port: number): number {
+  const line = execFileSync('ss', ['-ltnpH', `sport = :${port}`], { encoding: 'utf8' });
+  return new Set(line.match(/pid=\d+/g) ?? []).size;
+}
+
 /** The listening socket's accept-queue limit as the kernel holds it (`ss`'s Send-Q for a listener; Linux). */
 function listenBacklog(port: number): number {
   const line = execFileSync('ss', ['-ltnH', `sport = :${port}`], { encoding: 'utf8' }).trim();
@@ -124,4 +130,52 @@ test('closing waits until every connection a copy accepted has ended', async () 
   client.end();
   await closing;
   assert.equal(closed, true);
+});
+
+test('a service killed while the copies are being handed over leaves nothing listening and no pipe open', async () => {
+  const module = new URL('../src/http/accept-copies.ts', import.meta.url).href;
+  const script = `
+    import { createServer } from 'node:http';
+    import { addAcceptCopies } from ${JSON.stringify(module)};
+    const server = createServer((req, res) => res.end('x'));
+    server.listen({ port: 0, host: '127.0.0.1' }, () => {
+      process.stdout.write(server.address().port + '\\n');
+      void addAcceptCopies(server, 256, 511);
+    });`;
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  // 'close' comes once every process holding the child's stdout and stderr has let go of them.
+  const pipesClosed = once(child, 'close');
+  const [chunk] = (await once(child.stdout!, 'data')) as [Buffer];
+  const port = Number(chunk.toString().trim());
+  // Once the helper listens too (a second process on the port), it is mid-hand-over: a copy listening and a
+  // handle awaiting acknowledgement. Then the service dies.
+  for (let attempt = 0; listeningProcesses(port) < 2; attempt++) {
+    assert.ok(attempt < 200, 'the helper never listened');
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  child.kill('SIGKILL');
+  // A bound only, so that a leftover holding the pipes fails the test instead of hanging it.
+  const timer = setTimeout(() => child.stdout!.emit('leftover'), 10_000);
+  const closed = await Promise.race([
+    pipesClosed.then(() => true),
+    once(child.stdout!, 'leftover').then(() => false),
+  ]);
+  clearTimeout(timer);
+  assert.ok(closed, 'the service is gone but its stdout or stderr is still held open');
+  // Nothing listens on the port any more: a new server can bind it.
+  for (let attempt = 0; ; attempt++) {
+    const probe = new NetServer();
+    const bound = await new Promise<boolean>((resolve) => {
+      probe.once('error', () => resolve(false));
+      probe.listen({ port, host: '127.0.0.1', exclusive: true }, () => resolve(true));
+    });
+    if (bound) {
+      await new Promise((resolve) => probe.close(resolve));
+      break;
+    }
+    assert.ok(attempt < 40, `port ${port} is still held after the service was killed`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 });
