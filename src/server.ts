@@ -74,7 +74,9 @@ export function loggerOptions(config: Pick<Config, 'logLevel'>): pino.LoggerOpti
     level: config.logLevel,
     base: { service: 'pet-adoption', version: SERVICE_VERSION, pid: process.pid, hostname: hostname() },
     formatters: { level: (label) => ({ level: label }) },
-    redact: ['req.headers.authorization', 'headers.authorization'],
+    // Only a top-level `headers` object can carry a key: the request line's `req` is Fastify's serializer
+    // output, which has no headers. (A `req.…` path would run the redaction on every request line.)
+    redact: ['headers.authorization'],
   };
 }
 

@@ -117,6 +117,7 @@ for (const backend of await backends()) {
       assert.equal(line.reqId, res.headers['x-request-id']);
       assert.equal(typeof line.responseTime, 'number');
       assert.equal('trace_id' in line, false, 'no trace id while tracing is off');
+      assert.equal(JSON.stringify(log.lines).includes(key), false, 'no line carries the key');
     });
 
     test('every line names the service, its version and its level by name', async () => {

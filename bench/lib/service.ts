@@ -3,8 +3,22 @@
  * baseline that replays one of its real responses. Processes are started and stopped with the same helpers
  * as the end-to-end tests (support/processes.ts).
  */
-import { closeSync, existsSync, openSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { createHash } from 'node:crypto';
+import {
+  closeSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CLI, cli, serve, terminate, type Server } from '../../support/processes.js';
 import { load, type Settings } from './load.js';
@@ -106,6 +120,60 @@ export async function recordResponse(url: string, key: string): Promise<Recorded
   return { status: res.status, headers, body: body.toString('base64') };
 }
 
+/**
+ * Seeding 1,000,000 pets takes minutes, and a before/after sitting runs the bench several times on code
+ * whose schema and seeding did not change. So a seeded file is kept in bench/.cache (git-ignored), named by a
+ * hash of what decides its content: the migrations, every seed step and the SQLite repositories they write
+ * through. Any change to those seeds afresh; `rm -r bench/.cache` forces it.
+ */
+async function seededCopy(
+  env: Record<string, string>,
+  dbPath: string,
+  log: (line: string) => void,
+): Promise<void> {
+  const cached = join(SEED_CACHE_DIR, `seed-${SQLITE_PETS}-${seedInputsHash()}.db`);
+  if (existsSync(cached)) {
+    copyFileSync(cached, dbPath);
+    log(`copied the seeded file ${relative(process.cwd(), cached)}`);
+    return;
+  }
+  const t = Date.now();
+  await runCli(env, ['migrate']);
+  await seed(env, SQLITE_PETS);
+  log(`seeded ${SQLITE_PETS} pets in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+  // The seed command closed the database, which checkpoints it: every row is in the main file.
+  if (existsSync(`${dbPath}-wal`)) throw new Error(`${dbPath}-wal is left after seeding; not caching it`);
+  mkdirSync(SEED_CACHE_DIR, { recursive: true });
+  for (const name of readdirSync(SEED_CACHE_DIR)) {
+    if (name.startsWith('seed-')) rmSync(join(SEED_CACHE_DIR, name), { force: true });
+  }
+  copyFileSync(dbPath, `${cached}.partial`);
+  renameSync(`${cached}.partial`, cached);
+}
+
+const SEED_CACHE_DIR = join(BENCH_DIR, '.cache');
+
+function seedInputsHash(): string {
+  const src = join(BENCH_DIR, '..', 'src');
+  const files: string[] = [];
+  const walk = (dir: string): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (
+        path.includes(`${join('db', 'migrations')}`) ||
+        /seed|repository\.sqlite|index\.ts$/.test(entry.name)
+      ) {
+        files.push(path);
+      }
+    }
+  };
+  walk(src);
+  const hash = createHash('sha256');
+  for (const file of files.sort()) hash.update(relative(src, file)).update(readFileSync(file));
+  return hash.digest('hex').slice(0, 16);
+}
+
 /** Seeds a fresh SQLite file in `dir` through the CLI, starts the service on it and warms it up. */
 export async function startSqliteService(
   settings: Settings,
@@ -116,10 +184,8 @@ export async function startSqliteService(
   // NODE_OPTIONS emptied: nothing from the developer's shell may change how the service runs.
   const env = { DATABASE_URL: `sqlite:${dbPath}`, LOG_LEVEL: 'info', NODE_OPTIONS: '' };
   log(`setting up ${dbPath}`);
+  await seededCopy(env, dbPath, log);
   const key = await createKey(env, 'bench');
-  const t = Date.now();
-  await seed(env, SQLITE_PETS);
-  log(`seeded ${SQLITE_PETS} pets in ${((Date.now() - t) / 1000).toFixed(1)} s`);
   const server = await serve('service', env, { argv: serviceArgv(settings), logFile: logFile('service') });
   const pid = server.child.pid!;
   const memory = new MemoryWatch(pid);
