@@ -153,6 +153,15 @@ for (const backend of await backends()) {
       });
       assert.deepEqual(await q('renee'), []);
       assert.deepEqual(await q('pepito'), [three]);
+      // The same name sent again (its words are not indexed again) leaves the pet found as before.
+      const same = await ctx.app.inject({
+        method: 'PATCH',
+        url: `/v1/pets/${three}`,
+        headers: bearer(key),
+        payload: { name: 'Pépito' },
+      });
+      assert.equal(same.statusCode, 200, same.body);
+      assert.deepEqual(await q('pepito'), [three]);
       await ctx.app.inject({
         method: 'PATCH',
         url: `/v1/pets/${two}/profile`,

@@ -9,9 +9,10 @@ import { ApiError } from './errors.js';
 
 /**
  * The paging query parameters every list operation takes; `sameFilters` tells a client what the cursor must
- * be sent with (e.g. "the same `status`").
+ * be sent with (e.g. "the same `status`"). A feed that is polled says so (`polled`); a cursor that carries
+ * more than an id (a search's sort key) may be longer (`cursorMaxLength`).
  */
-export function pageQuery(sameFilters: string) {
+export function pageQuery(sameFilters: string, options: { polled?: boolean; cursorMaxLength?: number } = {}) {
   return {
     limit: Type.Optional(
       Type.Integer({
@@ -25,8 +26,8 @@ export function pageQuery(sameFilters: string) {
     cursor: Type.Optional(
       Type.String({
         minLength: 1,
-        maxLength: 200,
-        description: `Opaque cursor taken from the \`Link: rel="next"\` header of the previous page. Use it with ${sameFilters}.`,
+        maxLength: options.cursorMaxLength ?? 200,
+        description: `Opaque cursor taken from the \`Link: rel="next"\` header of the previous page${options.polled ? ' (or poll)' : ''}. Use it with ${sameFilters}.`,
       }),
     ),
   };

@@ -7,6 +7,7 @@
  * appenders in repository.ts.
  */
 import { Type, type Static, type TSchema } from 'typebox';
+import { pageQuery } from '../../http/paging.js';
 import { MAX_ID, ref, timestamp } from '../../http/schemas.js';
 import type { EventDeclaration, EventType } from '../module.js';
 
@@ -121,23 +122,7 @@ function build(declared: readonly EventDeclaration[]) {
         ...EventTypeSchema,
         description: 'Only events of this type. Omitted: every type.',
       }),
-      limit: Type.Optional(
-        Type.Integer({
-          format: 'int32',
-          minimum: 1,
-          maximum: 100,
-          default: 20,
-          description: 'Page size, 1..100. Values outside the range are rejected with 400, never clamped.',
-        }),
-      ),
-      cursor: Type.Optional(
-        Type.String({
-          minLength: 1,
-          maxLength: 200,
-          description:
-            'Opaque cursor taken from the `Link: rel="next"` header of the previous page (or poll). Use it with the same `type`.',
-        }),
-      ),
+      ...pageQuery('the same `type`', { polled: true }),
     },
     { additionalProperties: false },
   );

@@ -1,5 +1,6 @@
 /** searchListings' schemas: the `Listing` component and the documented query string. */
 import { Type, type Static } from 'typebox';
+import { pageQuery } from '../../http/paging.js';
 import { ref } from '../../http/schemas.js';
 import { Photo } from '../photos/schemas.js';
 import { Pet } from '../pets/schemas.js';
@@ -101,23 +102,7 @@ export const SearchListingsQuery = Type.Object(
           '`newest` (default: newest pet first), `oldest`, `distance` (needs `near`), `name`; ties by id.',
       }),
     ),
-    limit: Type.Optional(
-      Type.Integer({
-        format: 'int32',
-        minimum: 1,
-        maximum: 100,
-        default: 20,
-        description: 'Page size, 1..100. Values outside the range are rejected with 400, never clamped.',
-      }),
-    ),
-    cursor: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: 600,
-        description:
-          'Opaque cursor taken from the `Link: rel="next"` header of the previous page; use it with the same parameters.',
-      }),
-    ),
+    ...pageQuery('the same parameters', { cursorMaxLength: 600 }),
   },
   { additionalProperties: false },
 );

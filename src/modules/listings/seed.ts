@@ -5,9 +5,8 @@
  * photos' own repositories, as the API writes them.
  */
 import { randomBytes } from 'node:crypto';
-import sharp from 'sharp';
 import type { Database } from '../../db/database.js';
-import { processPhoto } from '../photos/image.js';
+import { loadSharp, processPhoto } from '../photos/image.js';
 import { photoRepository } from '../photos/repository.js';
 import { MAX_PHOTOS } from '../photos/schemas.js';
 import { profileRepository } from '../profiles/repository.js';
@@ -104,6 +103,7 @@ async function demoImage(petId: number, n: number): Promise<Buffer> {
     <rect width="800" height="600" fill="${hue}"/>
     <circle cx="${300 + ((petId * 37) % 200)}" cy="300" r="180" fill="#ffffff" fill-opacity="0.35"/>
     <circle cx="${250 + ((petId * 53) % 300)}" cy="260" r="60" fill="#ffffff" fill-opacity="0.5"/></svg>`;
+  const sharp = await loadSharp();
   return sharp(Buffer.from(svg)).jpeg({ quality: 80 }).toBuffer();
 }
 

@@ -3943,7 +3943,7 @@ export interface operations {
         sort?: 'newest' | 'oldest' | 'distance' | 'name';
         /** @description Page size, 1..100. Values outside the range are rejected with 400, never clamped. */
         limit?: number;
-        /** @description Opaque cursor taken from the `Link: rel="next"` header of the previous page; use it with the same parameters. */
+        /** @description Opaque cursor taken from the `Link: rel="next"` header of the previous page. Use it with the same parameters. */
         cursor?: string;
       };
       header?: never;
