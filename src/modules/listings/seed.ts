@@ -103,8 +103,8 @@ async function demoImage(petId: number, n: number): Promise<Buffer> {
     <rect width="800" height="600" fill="${hue}"/>
     <circle cx="${300 + ((petId * 37) % 200)}" cy="300" r="180" fill="#ffffff" fill-opacity="0.35"/>
     <circle cx="${250 + ((petId * 53) % 300)}" cy="260" r="60" fill="#ffffff" fill-opacity="0.5"/></svg>`;
-  const sharp = await loadSharp();
-  return sharp(Buffer.from(svg)).jpeg({ quality: 80 }).toBuffer();
+  const vips = await loadSharp();
+  return vips(Buffer.from(svg)).jpeg({ quality: 80 }).toBuffer();
 }
 
 export interface SeedCatalogueOptions {

@@ -48,11 +48,11 @@ function invalid(message: string): ApiError {
 }
 
 export async function processPhoto(body: Buffer, type: PhotoType): Promise<ProcessedPhoto> {
-  const sharp = await loadSharp();
+  const vips = await loadSharp();
   let meta: sharp.Metadata;
   try {
     // The header alone (no pixel is decoded here), so the dimensions can be named when over the limit.
-    meta = await sharp(body, { ...INPUT, limitInputPixels: false }).metadata();
+    meta = await vips(body, { ...INPUT, limitInputPixels: false }).metadata();
   } catch {
     throw invalid('the body is not an image sharp can read');
   }
@@ -71,7 +71,7 @@ export async function processPhoto(body: Buffer, type: PhotoType): Promise<Proce
   try {
     // Decoded once, upright and at most the largest rendering (a JPEG shrinks while it loads); the smaller
     // renderings come from these pixels.
-    full = await sharp(body, INPUT)
+    full = await vips(body, INPUT)
       .rotate()
       .resize(RENDER_SIZES.full, RENDER_SIZES.full, { fit: 'inside', withoutEnlargement: true })
       .toColourspace('srgb')
@@ -82,7 +82,7 @@ export async function processPhoto(body: Buffer, type: PhotoType): Promise<Proce
   }
   const raw = { raw: { width: full.info.width, height: full.info.height, channels: full.info.channels } };
   const render = (size: PhotoSize) =>
-    sharp(full.data, raw)
+    vips(full.data, raw)
       .resize(RENDER_SIZES[size], RENDER_SIZES[size], { fit: 'inside', withoutEnlargement: true })
       .webp({ quality: 80 })
       .toBuffer();
