@@ -43,5 +43,5 @@ STOPSIGNAL SIGTERM
 # Liveness with what the image has: node itself (no curl or wget in the slim base).
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-# node directly, not npm, so the signal reaches the service; the heap cap is npm start's.
+# node directly, not npm, so the signal reaches the service; the Node options are npm start's.
 CMD ["node", "--max-old-space-size=1024", "--no-allocation-site-pretenuring", "dist/cli.js", "serve"]
