@@ -338,7 +338,11 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 }
 
 main().then(
-  (code) => (process.exitCode = code),
+  // Shared services (the catalogue's) live until the run ends; their pipes would keep it from exiting.
+  async (code) => {
+    await killAll();
+    process.exitCode = code;
+  },
   async (error: unknown) => {
     process.stderr.write(
       error instanceof UsageError
