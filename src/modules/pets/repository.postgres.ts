@@ -3,7 +3,7 @@ import { StorageUnavailableError } from '../../db/database.js';
 import { isUnavailable } from '../../db/postgres-errors.js';
 import type { PostgresDatabase } from '../../db/postgres.js';
 import { settleAsync, TurnBatch, type Settled } from '../../db/turn-batch.js';
-import { afterEachWrite, sharedThenAlone } from '../../db/turn-writes.js';
+import { sharedThenAlone } from '../../db/turn-writes.js';
 import { settleIdempotent, type Idempotent, type IdempotencyInput } from '../../db/idempotency/records.js';
 import { idempotencyRepository } from '../../db/idempotency/repository.js';
 import type { PostgresIdempotency } from '../../db/idempotency/repository.postgres.js';
@@ -27,29 +27,17 @@ import {
   type VersionTest,
 } from './repository.js';
 import type { Pet } from './schemas.js';
+import {
+  deleteTogether,
+  PET_COLUMNS,
+  updateTogether,
+  versioned,
+  type Change,
+  type Removal,
+  type SharedWriteSteps,
+  type VersionedRow,
+} from './shared-writes.postgres.js';
 import { currentTraceparent } from '../../telemetry/context.js';
-
-// bigint columns arrive as strings unless a type parser says otherwise; versions are converted here.
-type VersionedRow = Pet & { version: number | string };
-
-function versioned({ version, ...pet }: VersionedRow): VersionedPet {
-  return { pet, version: Number(version) };
-}
-
-/** A change without an Idempotency-Key, as the turn's batch receives it. */
-interface Change {
-  id: number;
-  change: PetChange;
-  precondition: VersionTest | undefined;
-  now: number;
-}
-
-/** A removal without an Idempotency-Key, as the turn's batch receives it. */
-interface Removal {
-  id: number;
-  precondition: VersionTest | undefined;
-  now: number;
-}
 
 /** A creation without an Idempotency-Key, as the turn's batch receives it. */
 interface Creation {
@@ -66,9 +54,6 @@ function isCategoryForeignKey(error: unknown): boolean {
 
 /** Rows per statement when seeding: large enough to amortise round trips, small enough for one message. */
 const SEED_CHUNK = 50_000;
-
-// Rows are selected with column aliases that make them the domain shape as it is.
-const PET_COLUMNS = 'id, name, category_id AS "categoryId", status';
 
 /**
  * Hot-path statements, prepared once per connection under a fixed name (pg keeps the name → text map per
@@ -96,18 +81,6 @@ const SQL = {
   // the version, the open-order check and the write below see one state.
   lockPet: `SELECT ${PET_COLUMNS}, version FROM pets WHERE id = $1 FOR UPDATE`,
   categoryExists: 'SELECT 1 FROM categories WHERE id = $1',
-  // The pets of a turn's changes, locked in id order: batches of several instances (and single writes,
-  // which lock one pet) always take pet locks in the same order, so they cannot deadlock on them.
-  lockPets: `SELECT ${PET_COLUMNS}, version FROM pets WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE`,
-  deletePets: 'DELETE FROM pets WHERE id = ANY($1::bigint[])',
-  categoriesExist: 'SELECT id FROM categories WHERE id = ANY($1::bigint[])',
-  openOrders: `SELECT DISTINCT pet_id AS id FROM orders
-    WHERE pet_id = ANY($1::bigint[]) AND status IN ('placed', 'approved')`,
-  updatePets: `UPDATE pets p SET name = COALESCE(u.name, p.name), category_id = COALESCE(u.category_id, p.category_id),
-      status = COALESCE(u.status, p.status), version = p.version + 1
-    FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[]) AS u(id, name, category_id, status)
-    WHERE p.id = u.id
-    RETURNING p.id, p.name, p.category_id AS "categoryId", p.status, p.version`,
   openOrder: "SELECT 1 FROM orders WHERE pet_id = $1 AND status IN ('placed', 'approved') LIMIT 1",
   // COALESCE keeps the fields the patch leaves out; the version in WHERE makes the write conditional.
   updatePet: `UPDATE pets SET name = COALESCE($1, name), category_id = COALESCE($2, category_id),
@@ -256,7 +229,7 @@ export class PostgresPetRepository implements PetRepository {
       this.db,
       inputs,
       (c) => this.updateOne(c.id, c.change, c.precondition, undefined, c.now),
-      (client, changes, failed) => this.updateShared(client, changes, failed),
+      (client, changes, failed) => updateTogether(client, changes, failed, this.sharedSteps()),
       (c) => c.id,
     );
   }
@@ -267,152 +240,13 @@ export class PostgresPetRepository implements PetRepository {
       this.db,
       inputs,
       (r) => this.deleteOne(r.id, r.precondition, undefined, r.now),
-      (client, removals, failed) => this.deleteShared(client, removals, failed),
+      (client, removals, failed) => deleteTogether(client, removals, failed, this.sharedSteps()),
       (r) => r.id,
     );
   }
 
-  private async deleteShared(
-    client: PoolClient,
-    removals: Removal[],
-    failed: Map<number, unknown>,
-  ): Promise<DeletePetResult[]> {
-    const ids = [...new Set(removals.map((r) => r.id))].sort((a, b) => a - b);
-    const locked = await client.query<VersionedRow>({
-      name: 'pets_lock_all',
-      text: SQL.lockPets,
-      values: [ids],
-    });
-    const rows = new Map(locked.rows.map((row) => [Number(row.id), row]));
-    const withOpenOrder = new Set<number>();
-    if (rows.size > 0) {
-      const open = await client.query<{ id: number }>({
-        name: 'pets_open_orders',
-        text: SQL.openOrders,
-        values: [[...rows.keys()]],
-      });
-      for (const { id } of open.rows) withOpenOrder.add(Number(id));
-    }
-    // The refusals in the order a removal alone gives them (deleteOne).
-    const results: DeletePetResult[] = removals.map((r): DeletePetResult => {
-      const row = rows.get(r.id);
-      if (!row) return { kind: 'not_found' };
-      const version = Number(row.version);
-      if (r.precondition && !r.precondition(version)) return { kind: 'precondition_failed', version };
-      if (withOpenOrder.has(r.id)) return { kind: 'open_order' };
-      return { kind: 'deleted' };
-    });
-    const gone = removals.filter((_, k) => results[k]!.kind === 'deleted');
-    if (gone.length === 0) return results;
-    const deleted = await client.query({
-      name: 'pets_delete_all',
-      text: SQL.deletePets,
-      values: [gone.map((r) => r.id)],
-    });
-    // Unreachable while the rows are locked; kept so a lost row can never be reported as success.
-    if (deleted.rowCount !== gone.length) throw new Error('pets locked but not deleted');
-    await this.events.appendAll(
-      client,
-      gone.map((r) => {
-        const { pet, version } = versioned(rows.get(r.id)!);
-        return buildEvent('pet.deleted', { object: pet, version }, r.now);
-      }),
-    );
-    await afterEachWrite(
-      results,
-      (result) => result.kind === 'deleted',
-      this.hooks.afterWrite,
-      client,
-      failed,
-    );
-    return results;
-  }
-
-  private async updateShared(
-    client: PoolClient,
-    changes: Change[],
-    failed: Map<number, unknown>,
-  ): Promise<UpdatePetResult[]> {
-    const ids = [...new Set(changes.map((c) => c.id))].sort((a, b) => a - b);
-    const locked = await client.query<VersionedRow>({
-      name: 'pets_lock_all',
-      text: SQL.lockPets,
-      values: [ids],
-    });
-    const rows = new Map(locked.rows.map((row) => [Number(row.id), row]));
-    const categoryIds = [
-      ...new Set(changes.flatMap((c) => (c.change.categoryId === undefined ? [] : [c.change.categoryId]))),
-    ];
-    const categories = new Set<number>();
-    if (categoryIds.length > 0) {
-      const found = await client.query<{ id: number }>({
-        name: 'pets_categories_exist',
-        text: SQL.categoriesExist,
-        values: [categoryIds],
-      });
-      for (const { id } of found.rows) categories.add(Number(id));
-    }
-    const moving = changes.filter((c) => {
-      const row = rows.get(c.id);
-      return row !== undefined && c.change.status !== undefined && c.change.status !== row.status;
-    });
-    const withOpenOrder = new Set<number>();
-    if (moving.length > 0) {
-      const open = await client.query<{ id: number }>({
-        name: 'pets_open_orders',
-        text: SQL.openOrders,
-        values: [moving.map((c) => c.id)],
-      });
-      for (const { id } of open.rows) withOpenOrder.add(Number(id));
-    }
-    // The refusals in the order a change alone gives them (updateOne).
-    const results: UpdatePetResult[] = changes.map((c): UpdatePetResult => {
-      const row = rows.get(c.id);
-      if (!row) return { kind: 'not_found' };
-      const version = Number(row.version);
-      if (c.precondition && !c.precondition(version)) return { kind: 'precondition_failed', version };
-      if (c.change.categoryId !== undefined && !categories.has(c.change.categoryId)) {
-        return { kind: 'unknown_category' };
-      }
-      if (withOpenOrder.has(c.id) && c.change.status !== undefined && c.change.status !== row.status) {
-        return { kind: 'open_order' };
-      }
-      return { kind: 'updated', pet: versioned(row).pet, version };
-    });
-    const writes = changes.filter((_, k) => results[k]!.kind === 'updated');
-    if (writes.length === 0) return results;
-    const updated = await client.query<VersionedRow>({
-      name: 'pets_update_all',
-      text: SQL.updatePets,
-      values: [
-        writes.map((c) => c.id),
-        writes.map((c) => c.change.name ?? null),
-        writes.map((c) => c.change.categoryId ?? null),
-        writes.map((c) => c.change.status ?? null),
-      ],
-    });
-    const after = new Map(updated.rows.map((row) => [Number(row.id), versioned(row)]));
-    const events = [];
-    for (const [k, c] of changes.entries()) {
-      if (results[k]!.kind !== 'updated') continue;
-      const changed = after.get(c.id);
-      // Unreachable while the rows are locked; kept so a lost row can never be reported as success.
-      if (!changed) throw new Error(`pet ${c.id} locked but not updated`);
-      const previous = previousValues(versioned(rows.get(c.id)!).pet, changed.pet);
-      events.push(
-        buildEvent('pet.updated', { object: changed.pet, previous, version: changed.version }, c.now),
-      );
-      results[k] = { kind: 'updated', ...changed };
-    }
-    await this.events.appendAll(client, events);
-    await afterEachWrite(
-      results,
-      (result) => result.kind === 'updated',
-      this.hooks.afterWrite,
-      client,
-      failed,
-    );
-    return results;
+  private sharedSteps(): SharedWriteSteps {
+    return { events: this.events, afterWrite: this.hooks.afterWrite };
   }
 
   private async updateOne(
