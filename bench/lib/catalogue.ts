@@ -106,13 +106,26 @@ export async function startCatalogue(
   };
 }
 
+/** Directories removed when the run exits, by one listener (one per directory passed Node's listener warning). */
+const temporaryDirs: string[] = [];
+
+function temporaryDir(prefix: string): string {
+  if (temporaryDirs.length === 0) {
+    process.once('exit', () => {
+      for (const dir of temporaryDirs) rmSync(dir, { recursive: true, force: true });
+    });
+  }
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  temporaryDirs.push(dir);
+  return dir;
+}
+
 let sqlite: Promise<Catalogue> | undefined;
 
 /** The SQLite catalogue, set up on first use and ended with the run (the runner ends its children). */
 export function sqliteCatalogue(ctx: Context): Promise<Catalogue> {
   if (!sqlite) {
-    const dir = mkdtempSync(join(tmpdir(), 'pet-adoption-catalogue-'));
-    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+    const dir = temporaryDir('pet-adoption-catalogue-');
     sqlite = startCatalogue(ctx, 'service-catalogue', {
       DATABASE_URL: `sqlite:${join(dir, 'catalogue.db')}`,
       LOG_LEVEL: 'info',
@@ -124,8 +137,7 @@ export function sqliteCatalogue(ctx: Context): Promise<Catalogue> {
 
 /** A bare node:http server replaying one real response of `url` byte for byte. */
 export async function sameBytesBaseline(ctx: Context, catalogue: Catalogue, url: string): Promise<Server> {
-  const dir = mkdtempSync(join(tmpdir(), 'pet-adoption-recorded-'));
-  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  const dir = temporaryDir('pet-adoption-recorded-');
   const file = join(dir, 'recorded.json');
   writeFileSync(file, JSON.stringify(await recordResponse(url, catalogue.key)));
   return ctx.serve('baseline (same bytes)', 'baseline', {}, scriptArgv('baseline-server.ts', file));
