@@ -57,6 +57,7 @@ const SQL = {
     RETURNING p.id, p.name, p.category_id AS "categoryId", p.status, p.version`,
 } as const;
 
+/** The removals of one turn: each gets deleted, not_found, precondition_failed or open_order. */
 export async function deleteTogether(
   client: PoolClient,
   removals: Removal[],
@@ -108,6 +109,7 @@ export async function deleteTogether(
   return results;
 }
 
+/** The changes of one turn: each gets updated or the refusal a change alone would get. */
 export async function updateTogether(
   client: PoolClient,
   changes: Change[],
