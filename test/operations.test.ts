@@ -32,10 +32,8 @@ import { TcpProxy } from '../support/tcp-proxy.js';
 
 type LogLine = Record<string, unknown> & { level: string; msg: string };
 type RequestLine = LogLine & {
-  method: string;
-  url: string;
-  statusCode: number;
-  remoteAddress: string;
+  req: { method: string; url: string; host: string; remoteAddress: string; remotePort?: number };
+  res: { statusCode: number };
   responseTime: number;
   route: string;
   userAgent?: string;
@@ -107,14 +105,14 @@ for (const backend of await backends()) {
         headers: { ...bearer(key), 'user-agent': 'ops-test/1.0' },
       });
       assert.equal(res.statusCode, 404);
-      const line = requestLines().find((l) => l.url === '/v1/pets/424242');
+      const line = requestLines().find((l) => l.req.url === '/v1/pets/424242');
       assert.ok(line, JSON.stringify(log.lines));
-      assert.equal(line.method, 'GET');
+      assert.equal(line.req.method, 'GET');
       assert.equal(line.route, '/v1/pets/:petId');
-      assert.equal(line.statusCode, 404);
+      assert.equal(line.res.statusCode, 404);
       assert.equal(line.code, 'pet_not_found');
       assert.equal(line.account, 'logged');
-      assert.equal(line.remoteAddress, '127.0.0.1');
+      assert.equal(line.req.remoteAddress, '127.0.0.1');
       assert.equal(line.userAgent, 'ops-test/1.0');
       assert.equal(line.reqId, res.headers['x-request-id']);
       assert.equal(typeof line.responseTime, 'number');
@@ -144,7 +142,7 @@ for (const backend of await backends()) {
       await app.inject({ url: '/v1/pets?limit=1', headers: { ...bearer(key), 'user-agent': 'fine/3' } });
       const fine = requestLines().find((l) => l.userAgent === 'fine/3');
       assert.ok(fine);
-      assert.equal(fine.statusCode, 200);
+      assert.equal(fine.res.statusCode, 200);
       assert.equal('code' in fine, false);
       assert.equal(fine.account, 'fine');
     });

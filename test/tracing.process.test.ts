@@ -190,7 +190,7 @@ for (const backend of await backends()) {
       assert.equal(line.level, 'info');
       assert.equal(line.service, 'pet-adoption');
       assert.match(String(line.version), /^\d+\.\d+\.\d+/);
-      assert.equal(line.statusCode, 200);
+      assert.equal((line.res as { statusCode: number }).statusCode, 200);
       assert.equal(line.span_id, request.spanId);
     });
 
