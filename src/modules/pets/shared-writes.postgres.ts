@@ -57,6 +57,33 @@ const SQL = {
     RETURNING p.id, p.name, p.category_id AS "categoryId", p.status, p.version`,
 } as const;
 
+/** The turn's pets, locked in id order (SQL.lockPets says why), by id; a pet that does not exist is absent. */
+async function lockInIdOrder(
+  client: PoolClient,
+  writes: { id: number }[],
+): Promise<Map<number, VersionedRow>> {
+  const ids = [...new Set(writes.map((w) => w.id))].sort((a, b) => a - b);
+  const locked = await client.query<VersionedRow>({
+    name: 'pets_lock_all',
+    text: SQL.lockPets,
+    values: [ids],
+  });
+  return new Map(locked.rows.map((row) => [Number(row.id), row]));
+}
+
+/** Which of `ids` have an order placed or approved (none asked, no statement). */
+async function openOrderPets(client: PoolClient, ids: number[]): Promise<Set<number>> {
+  const withOpenOrder = new Set<number>();
+  if (ids.length === 0) return withOpenOrder;
+  const open = await client.query<{ id: number }>({
+    name: 'pets_open_orders',
+    text: SQL.openOrders,
+    values: [ids],
+  });
+  for (const { id } of open.rows) withOpenOrder.add(Number(id));
+  return withOpenOrder;
+}
+
 /** The removals of one turn: each gets deleted, not_found, precondition_failed or open_order. */
 export async function deleteTogether(
   client: PoolClient,
@@ -64,22 +91,8 @@ export async function deleteTogether(
   failed: Map<number, unknown>,
   steps: SharedWriteSteps,
 ): Promise<DeletePetResult[]> {
-  const ids = [...new Set(removals.map((r) => r.id))].sort((a, b) => a - b);
-  const locked = await client.query<VersionedRow>({
-    name: 'pets_lock_all',
-    text: SQL.lockPets,
-    values: [ids],
-  });
-  const rows = new Map(locked.rows.map((row) => [Number(row.id), row]));
-  const withOpenOrder = new Set<number>();
-  if (rows.size > 0) {
-    const open = await client.query<{ id: number }>({
-      name: 'pets_open_orders',
-      text: SQL.openOrders,
-      values: [[...rows.keys()]],
-    });
-    for (const { id } of open.rows) withOpenOrder.add(Number(id));
-  }
+  const rows = await lockInIdOrder(client, removals);
+  const withOpenOrder = await openOrderPets(client, [...rows.keys()]);
   // The refusals in the order a removal alone gives them (deleteOne).
   const results: DeletePetResult[] = removals.map((r): DeletePetResult => {
     const row = rows.get(r.id);
@@ -116,13 +129,7 @@ export async function updateTogether(
   failed: Map<number, unknown>,
   steps: SharedWriteSteps,
 ): Promise<UpdatePetResult[]> {
-  const ids = [...new Set(changes.map((c) => c.id))].sort((a, b) => a - b);
-  const locked = await client.query<VersionedRow>({
-    name: 'pets_lock_all',
-    text: SQL.lockPets,
-    values: [ids],
-  });
-  const rows = new Map(locked.rows.map((row) => [Number(row.id), row]));
+  const rows = await lockInIdOrder(client, changes);
   const categoryIds = [
     ...new Set(changes.flatMap((c) => (c.change.categoryId === undefined ? [] : [c.change.categoryId]))),
   ];
@@ -139,15 +146,10 @@ export async function updateTogether(
     const row = rows.get(c.id);
     return row !== undefined && c.change.status !== undefined && c.change.status !== row.status;
   });
-  const withOpenOrder = new Set<number>();
-  if (moving.length > 0) {
-    const open = await client.query<{ id: number }>({
-      name: 'pets_open_orders',
-      text: SQL.openOrders,
-      values: [moving.map((c) => c.id)],
-    });
-    for (const { id } of open.rows) withOpenOrder.add(Number(id));
-  }
+  const withOpenOrder = await openOrderPets(
+    client,
+    moving.map((c) => c.id),
+  );
   // The refusals in the order a change alone gives them (updateOne).
   const results: UpdatePetResult[] = changes.map((c): UpdatePetResult => {
     const row = rows.get(c.id);
