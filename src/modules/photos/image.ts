@@ -22,8 +22,8 @@ export const RENDER_SIZES: Record<PhotoSize, number> = { small: 100, medium: 300
 let library: Promise<typeof sharp> | undefined;
 
 /**
- * sharp, loaded with the first photo rather than at start: libvips adds about 20 MB to the RSS of every
- * process, and most requests (and many deployments) never process an image.
+ * sharp, loaded with the first photo rather than at start: libvips adds to the resident memory of every
+ * process that loads it, and most requests (and many deployments) never process an image.
  */
 export function loadSharp(): Promise<typeof sharp> {
   library ??= import('sharp').then(({ default: lib }) => {
