@@ -65,7 +65,48 @@ async function listenMetrics(registry: Registry, host: string, port: number): Pr
  * number), as log pipelines expect.
  */
 export function createLogger(config: Pick<Config, 'logLevel'>): pino.Logger {
-  return pino(loggerOptions(config), pino.destination({ sync: false }));
+  return pino(loggerOptions(config), logDestination());
+}
+
+/** What one write to stdout may take: far more than the lines of one busy event-loop turn. */
+export const LOG_WRITE_BYTES = 1024 * 1024;
+
+export interface LogDestination extends pino.DestinationStream {
+  flush(cb?: (err?: Error) => void): void;
+  /** The writer underneath: its 'write' events give the bytes of each completed write, 'drain' an empty buffer. */
+  readonly writer: ReturnType<typeof pino.destination>;
+}
+
+/**
+ * Log lines to a descriptor (stdout unless told) through pino's own asynchronous writer (sonic-boom), in its
+ * buffer mode.
+ *
+ * Why not `pino.destination({ sync: false })` as it comes: it has one write in flight at a time, and each
+ * write takes at most `maxWrite` bytes (16 KiB). A busy turn of the event loop logs more than that (a line
+ * per request), so under load the writer fell further behind with every turn: the unwritten lines grew for
+ * as long as the load lasted, held memory through a flood and after it, and cost CPU while they drained.
+ * Raising `maxWrite` alone does not help in the default (string) mode, which measures the byte length of
+ * the chunk being filled on every line, copying it each time. In buffer mode a chunk is a list of buffers
+ * with known lengths, so one write can carry every line of a turn and a line costs one small copy.
+ * pino writes strings; each line becomes a Buffer here.
+ */
+export function logDestination(fd = 1): LogDestination {
+  const writer = pino.destination({
+    dest: fd,
+    sync: false,
+    contentMode: 'buffer',
+    maxWrite: LOG_WRITE_BYTES,
+  });
+  // sonic-boom's types declare write(string) only; in buffer mode it takes Buffers (its README). Called
+  // through the object each time: on EPIPE pino replaces the stream's write with a no-op.
+  const buffers = writer as unknown as { write(line: Buffer): boolean };
+  return {
+    writer,
+    write: (line: string) => {
+      buffers.write(Buffer.from(line));
+    },
+    flush: (cb) => writer.flush(cb),
+  };
 }
 
 /** The logger's options, apart from where it writes (tests write to a stream of their own). */

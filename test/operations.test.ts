@@ -6,6 +6,9 @@
  */
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
+import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
@@ -14,7 +17,7 @@ import type { Database } from '../src/db/database.js';
 import { mintKey } from '../src/modules/accounts/mint.js';
 import { accountRepository } from '../src/modules/accounts/repository.js';
 import { RedisCounterStore } from '../src/ratelimit/redis.js';
-import { loggerOptions } from '../src/server.js';
+import { LOG_WRITE_BYTES, logDestination, loggerOptions } from '../src/server.js';
 import { SERVICE_VERSION } from '../src/version.js';
 import type { CounterStore } from '../src/ratelimit/store.js';
 import {
@@ -300,5 +303,27 @@ describe('operations: Redis outage events', { skip: !(await externalServicesAvai
     text = await metrics(app);
     assert.equal(metric(text, 'pet_adoption_rate_limit_store_state{state="redis"}'), 1);
     assert.equal(log.lines.filter((l) => l.event === 'rate_limit_store_recovered').length, 1);
+  });
+});
+
+describe('operations: the log writer', () => {
+  test('one write carries every line of a busy turn, whole and in order', async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'pet-adoption-log-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const file = join(dir, 'log');
+    const destination = logDestination(openSync(file, 'w'));
+    const writes: number[] = [];
+    destination.writer.on('write', (bytes: number) => writes.push(bytes));
+    // A busy turn: more lines than pino's default writer takes in one write (16 KiB), in one synchronous run.
+    const lines = Array.from({ length: 2000 }, (_, i) => `{"n":${i},"pad":"${'x'.repeat(380)}"}\n`);
+    const bytes = lines.reduce((sum, line) => sum + line.length, 0);
+    assert.ok(bytes > 16 * 1024 && bytes < LOG_WRITE_BYTES);
+    for (const line of lines) destination.write(line);
+    await once(destination.writer, 'drain');
+    // The first line starts a write at once; the rest of the turn goes out in the next one.
+    assert.deepEqual(writes, [lines[0]!.length, bytes - lines[0]!.length]);
+    assert.equal(readFileSync(file, 'utf8'), lines.join(''));
+    destination.writer.end();
+    await once(destination.writer, 'close');
   });
 });
