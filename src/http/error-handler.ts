@@ -121,6 +121,9 @@ export function toApiError(error: FastifyError | Error): ApiError | undefined {
 
 export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
   reply.errorCode = error.code;
+  // An error describes no representation: validators a route set before failing would make a cache (or a
+  // later If-None-Match) treat this answer as the resource. A 412 names the current ETag in its own headers.
+  reply.removeHeader('etag').removeHeader('last-modified');
   if (error.headers) reply.headers(error.headers);
   return reply.code(error.status).type('application/json; charset=utf-8').send(errorBody(error));
 }
