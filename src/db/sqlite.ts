@@ -97,6 +97,10 @@ export class SqliteDatabase implements Database {
       this.db.pragma('journal_mode = WAL');
       this.db.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
       this.db.pragma('foreign_keys = ON');
+      // Deleted means gone: freed pages (a deleted photo's bytes, an erased person's fields) are zeroed, and
+      // the WAL is cut back to nothing whenever a checkpoint restarts it, so no old frame lingers there.
+      this.db.pragma('secure_delete = ON');
+      this.db.pragma('journal_size_limit = 0');
       this.db.pragma('cache_size = -16384');
       this.runMigrations();
       this.db.pragma(`busy_timeout = ${SQLITE_BUSY_WAIT_MS}`);
