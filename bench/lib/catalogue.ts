@@ -14,7 +14,7 @@ import sharp from 'sharp';
 import { withDatabase } from '../../src/cli/common.js';
 import { loadConfig } from '../../src/config.js';
 import { decodeListingCursor, encodeListingCursor, type Sort } from '../../src/modules/listings/query.js';
-import { processPhoto } from '../../src/modules/photos/image.js';
+import { processUpload } from '../../src/modules/photos/image.js';
 import { photoRepository } from '../../src/modules/photos/repository.js';
 import { MAX_PHOTOS } from '../../src/modules/photos/schemas.js';
 import { terminate, type Server } from '../../support/processes.js';
@@ -48,7 +48,7 @@ async function addPhotos(env: Record<string, string>, log: (line: string) => voi
   })
     .jpeg()
     .toBuffer();
-  const processed = await processPhoto(original, 'image/jpeg');
+  const processed = await processUpload(original, 'image/jpeg');
   const ids: string[] = [];
   await withDatabase(loadConfig({ ...env }), async (database) => {
     const photos = database.repository(photoRepository);
@@ -63,7 +63,7 @@ async function addPhotos(env: Record<string, string>, log: (line: string) => voi
             petId,
             width: processed.width,
             height: processed.height,
-            original,
+            original: processed.original,
             files: processed.files,
             now,
             max: MAX_PHOTOS,

@@ -10,7 +10,7 @@ import { PageCache } from '../../http/page-cache.js';
 import { nextLink } from '../../http/paging.js';
 import { errorResponses, linkHeader } from '../../http/responses.js';
 import type { ModuleContext } from '../module.js';
-import { renderPhoto } from '../photos/schemas.js';
+import { renderStoredPhoto } from '../photos/schemas.js';
 import type { ProfileDoc } from '../profiles/repository.js';
 import { encodeListingCursor, parseListingQuery, type ListingQuery } from './query.js';
 import { listingRepository } from './repository.js';
@@ -57,7 +57,7 @@ export const listingRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (ap
             ...profile,
             updatedAt: row.updatedAt === null ? null : new Date(row.updatedAt).toISOString(),
           },
-          primaryPhoto: photo ? renderPhoto(photo, base) : null,
+          primaryPhoto: photo ? renderStoredPhoto(photo, base) : null,
         };
         if (row.distance !== null) listing.distanceKm = Math.round(row.distance * 10) / 10;
         return listing;
