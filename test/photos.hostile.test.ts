@@ -148,10 +148,11 @@ for (const backend of await backends()) {
         assertV1Error(res, 422, 'invalid_image', `${width}×${height}`);
         assert.match(res.json().message, message, `${width}×${height}`);
       }
-      for (const [width, height] of [
+      const edges: [number, number][] = [
         [16_384, 1],
         [1, 16_384],
-      ]) {
+      ];
+      for (const [width, height] of edges) {
         const png = await sharp({ create: { width, height, channels: 3, background: '#808080' } })
           .png()
           .toBuffer();
