@@ -23,6 +23,7 @@ import { ApiError } from './http/errors.js';
 import { healthRoutes } from './http/health.js';
 import { clientErrorHandler, guardConnections, registerHostCheck } from './http/http-edge.js';
 import { registerMergePatch } from './http/merge-patch.js';
+import { registerWellFormedBodies } from './http/well-formed.js';
 import { deriveMethodNotAllowed, type MethodNotAllowed } from './http/method-not-allowed.js';
 import { registerCostMetrics } from './http/cost-metrics.js';
 import { createRegistry, registerObservability, requestId } from './http/observability.js';
@@ -157,6 +158,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.removeContentTypeParser('text/plain');
   // JSON Merge Patch, parsed like JSON, for the routes that declare it (updatePet).
   registerMergePatch(app);
+  // A lone surrogate anywhere in a JSON body is a 400 for every route, before its own checks.
+  registerWellFormedBodies(app);
 
   const registry = options.registry ?? createRegistry();
   const metrics = registerObservability(app, registry, { counterStore, database });
