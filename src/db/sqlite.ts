@@ -10,6 +10,7 @@ import {
   type RepositoryFactory,
 } from './database.js';
 import { countSqliteStatements, type DbCosts } from './costs.js';
+import { foldText } from './fold.js';
 import { pendingMigrations } from './migrations.js';
 import { settle, TurnBatch, type Settled } from './turn-batch.js';
 import { bindToCaller } from '../telemetry/context.js';
@@ -98,6 +99,10 @@ export class SqliteDatabase implements Database {
       this.db.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
       this.db.pragma('foreign_keys = ON');
       this.db.pragma('cache_size = -16384');
+      // The word index's triggers (and the migration that builds it) fold text with the search's own folding.
+      this.db.function('catalogue_fold', { deterministic: true }, (text: unknown) =>
+        typeof text === 'string' ? foldText(text) : text,
+      );
       this.runMigrations();
       this.db.pragma(`busy_timeout = ${SQLITE_BUSY_WAIT_MS}`);
     } catch (error) {
