@@ -24,6 +24,7 @@ import { healthRoutes } from './http/health.js';
 import { clientErrorHandler, guardConnections, registerHostCheck } from './http/http-edge.js';
 import { registerMergePatch } from './http/merge-patch.js';
 import { registerWellFormedBodies } from './http/well-formed.js';
+import { guardedSerializerBuilder, skippedRowCounter, type SkippedRowSink } from './http/row-guard.js';
 import { deriveMethodNotAllowed, type MethodNotAllowed } from './http/method-not-allowed.js';
 import { registerCostMetrics } from './http/cost-metrics.js';
 import { createRegistry, registerObservability, requestId } from './http/observability.js';
@@ -111,8 +112,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     allowOf: (request) => derived.methods?.allowFor(request),
   });
 
+  // A list page leaves out a row that cannot be serialized instead of failing whole (http/row-guard.ts).
+  const skippedRows: SkippedRowSink = {};
   const app = Fastify({
     loggerInstance: options.logger,
+    schemaController: { compilersFactory: { buildSerializer: guardedSerializerBuilder(skippedRows) } },
     bodyLimit: BODY_LIMIT,
     trustProxy: config.trustProxy,
     // observability.ts logs one line per request instead of Fastify's two.
@@ -162,6 +166,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerWellFormedBodies(app);
 
   const registry = options.registry ?? createRegistry();
+  skippedRows.log = app.log as FastifyBaseLogger;
+  skippedRows.counter = skippedRowCounter(registry);
   const metrics = registerObservability(app, registry, { counterStore, database });
   registerCostMetrics(registry, database, counterStore);
   // First after the request id: a refusal under overload costs no key lookup and no database work.
