@@ -24,7 +24,7 @@ import { healthRoutes } from './http/health.js';
 import { clientErrorHandler, guardConnections, registerHostCheck } from './http/http-edge.js';
 import { registerMergePatch } from './http/merge-patch.js';
 import { registerWellFormedBodies } from './http/well-formed.js';
-import { guardedSerializerBuilder, skippedRowCounter, type SkippedRowSink } from './http/row-guard.js';
+import { guardedSerializerBuilder, skippedRowCounter, SkippedRowSink } from './http/row-guard.js';
 import { deriveMethodNotAllowed, type MethodNotAllowed } from './http/method-not-allowed.js';
 import { registerCostMetrics } from './http/cost-metrics.js';
 import { createRegistry, registerObservability, requestId } from './http/observability.js';
@@ -113,7 +113,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
 
   // A list page leaves out a row that cannot be serialized instead of failing whole (http/row-guard.ts).
-  const skippedRows: SkippedRowSink = {};
+  const skippedRows = new SkippedRowSink();
   const app = Fastify({
     loggerInstance: options.logger,
     schemaController: { compilersFactory: { buildSerializer: guardedSerializerBuilder(skippedRows) } },
@@ -168,6 +168,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const registry = options.registry ?? createRegistry();
   skippedRows.log = app.log as FastifyBaseLogger;
   skippedRows.counter = skippedRowCounter(registry);
+  app.decorate('unreadableRows', skippedRows);
   const metrics = registerObservability(app, registry, { counterStore, database });
   registerCostMetrics(registry, database, counterStore);
   // First after the request id: a refusal under overload costs no key lookup and no database work.

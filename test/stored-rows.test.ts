@@ -87,6 +87,55 @@ for (const backend of await backends()) {
       );
     });
 
+    test('a listing whose stored profile cannot be read is left out of the page, not the page', async () => {
+      const ids: number[] = [];
+      for (const name of ['Pixel', 'Pixel']) {
+        const pet = await ctx.app.inject({
+          method: 'POST',
+          url: '/v1/pets',
+          headers: bearer(key),
+          payload: { name, categoryId: 1 },
+        });
+        const id = pet.json<{ id: number }>().id;
+        ids.push(id);
+        const put = await ctx.app.inject({
+          method: 'PUT',
+          url: `/v1/pets/${id}/profile`,
+          headers: bearer(key),
+          payload: { breed: 'Beagle', goodWith: { children: true } },
+        });
+        assert.equal(put.statusCode, 200, put.body);
+      }
+      // One document cut short (not JSON), one with a value no read accepts (a tristate that is a string).
+      await rawQuery(ctx.database, 'UPDATE pet_profiles SET doc = ? WHERE pet_id = ?', [
+        '{"breed":"Bea',
+        ids[0],
+      ]);
+      const third = await ctx.app.inject({
+        method: 'POST',
+        url: '/v1/pets',
+        headers: bearer(key),
+        payload: { name: 'Pixel', categoryId: 1 },
+      });
+      const thirdId = third.json<{ id: number }>().id;
+      await ctx.app.inject({
+        method: 'PUT',
+        url: `/v1/pets/${thirdId}/profile`,
+        headers: bearer(key),
+        payload: { breed: 'Beagle' },
+      });
+      await rawQuery(ctx.database, 'UPDATE pet_profiles SET doc = ? WHERE pet_id = ?', [
+        '{"breed":"Beagle","goodWith":{"children":"yes"}}',
+        thirdId,
+      ]);
+      const page = await get('/v1/listings?q=pixel&sort=oldest');
+      assert.equal(page.statusCode, 200, page.body);
+      assert.deepEqual(
+        page.json<{ pet: { id: number } }[]>().map((l) => l.pet.id),
+        [ids[1]],
+      );
+    });
+
     test('a profile stored with a lone surrogate reads back, and the migration makes it well-formed', async () => {
       const pet = await ctx.app.inject({
         method: 'POST',
@@ -123,6 +172,34 @@ for (const backend of await backends()) {
       assert.equal(read.json<{ breed: string }>().breed, 'Col\ufffdlie \\ud800');
       const listing = await get('/v1/listings?q=rex');
       assert.equal(listing.statusCode, 200, listing.body);
+    });
+
+    test('an event stored with a lone surrogate is made well-formed by the migration', async () => {
+      const pet = await ctx.app.inject({
+        method: 'POST',
+        url: '/v1/pets',
+        headers: bearer(key),
+        payload: { name: 'Surrogate', categoryId: 1 },
+      });
+      const petId = pet.json<{ id: number }>().id;
+      const [event] = await rawQuery<{ payload: string }>(
+        ctx.database,
+        'SELECT payload FROM events ORDER BY seq DESC LIMIT 1',
+      );
+      assert.match(event!.payload, /"Surrogate"/);
+      await rawQuery(ctx.database, 'UPDATE events SET payload = replace(payload, ?, ?)', [
+        '"Surrogate"',
+        '"Surr\\udc00ogate \\\\ud800"',
+      ]);
+      await rerunMigration(ctx.database, '021_rows_fit_read_schemas.sql');
+      const [after] = await rawQuery<{ payload: string }>(
+        ctx.database,
+        'SELECT payload FROM events ORDER BY seq DESC LIMIT 1',
+      );
+      const object = (JSON.parse(after!.payload) as { data: { object: { id: number; name: string } } }).data
+        .object;
+      assert.equal(object.id, petId);
+      assert.equal(object.name, 'Surr\ufffdogate \\ud800');
     });
   });
 }

@@ -12,13 +12,45 @@
  */
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
 import type { SerializerFactory } from '@fastify/fast-json-stringify-compiler';
-import type { FastifyBaseLogger } from 'fastify';
+import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import { Counter, type Registry } from 'prom-client';
 
-/** Where a skipped row is reported; the app fills it in once its logger and registry exist. */
-export interface SkippedRowSink {
+/** Where a skipped row is reported; the app fills in its logger and counter once they exist. */
+export class SkippedRowSink {
   log?: FastifyBaseLogger;
   counter?: Counter<'route'>;
+
+  report(route: string, row: unknown, error: unknown): void {
+    this.counter?.inc({ route });
+    // The message of a serializer error can quote the value: only its class is logged.
+    this.log?.error(
+      { route, rowId: idOf(row), error: error instanceof Error ? error.name : typeof error },
+      'a stored row does not fit its read schema; left out of the page',
+    );
+  }
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Reports a list row left out because it could not be rendered (see renderRows). */
+    unreadableRows: SkippedRowSink;
+  }
+}
+
+/**
+ * A list's rows rendered one by one for its answer: a row whose rendering throws (a stored document that is
+ * not JSON, an instant out of range) is left out and reported like a row that cannot be serialized.
+ */
+export function renderRows<R, T>(request: FastifyRequest, rows: readonly R[], render: (row: R) => T): T[] {
+  const out: T[] = [];
+  for (const row of rows) {
+    try {
+      out.push(render(row));
+    } catch (error) {
+      request.server.unreadableRows.report(request.routeOptions.url ?? request.url, row, error);
+    }
+  }
+  return out;
 }
 
 /** A row's id for the log: `id` (or a listing's `pet.id`) when it is a plain number or a short token. */
@@ -48,12 +80,7 @@ export function guardedSerializerBuilder(sink: SkippedRowSink): SerializerFactor
               // The same serializer on a one-row array: `[<row>]`.
               kept.push(serialize([row]).slice(1, -1));
             } catch (rowError) {
-              sink.counter?.inc({ route: route.url });
-              // The message of a serializer error can quote the value: only its class is logged.
-              sink.log?.error(
-                { route: `${route.method} ${route.url}`, rowId: idOf(row), error: (rowError as Error).name },
-                'a stored row does not fit its read schema; left out of the page',
-              );
+              sink.report(route.url, row, rowError);
             }
           }
           return `[${kept.join(',')}]`;

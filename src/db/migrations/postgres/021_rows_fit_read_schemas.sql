@@ -14,3 +14,8 @@ UPDATE webhook_endpoints SET disabled_reason = left(disabled_reason, 200)
 UPDATE pet_profiles
   SET doc = regexp_replace(doc, '(?<!\\)((?:\\\\)*)\\u[dD][89a-fA-F][0-9a-fA-F]{2}', '\1\\ufffd', 'g')
   WHERE doc ~* '\\ud[89a-f]';
+-- Their `pet.profile_updated` events carry the same escape in the payload, sent as it is to /v1/events and
+-- to webhooks: repaired alike.
+UPDATE events
+  SET payload = regexp_replace(payload, '(?<!\\)((?:\\\\)*)\\u[dD][89a-fA-F][0-9a-fA-F]{2}', '\1\\ufffd', 'g')
+  WHERE payload ~* '\\ud[89a-f]';

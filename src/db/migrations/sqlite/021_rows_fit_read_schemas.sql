@@ -15,3 +15,6 @@ UPDATE webhook_endpoints SET disabled_reason = substr(disabled_reason, 1, 200)
 -- Profiles written before strings had to be well-formed may hold a lone surrogate, kept in the document as
 -- an escape (`\ud800`): each becomes U+FFFD (src/db/well-formed-json.ts).
 UPDATE pet_profiles SET doc = well_formed_json(doc) WHERE doc LIKE '%\ud%';
+-- Their `pet.profile_updated` events carry the same escape in the payload, sent as it is to /v1/events and
+-- to webhooks: repaired alike.
+UPDATE events SET payload = well_formed_json(payload) WHERE payload LIKE '%\ud%';
