@@ -2,8 +2,9 @@
  * How search compares words: the one folding of text applied when a pet's words are indexed and when a
  * query's are read, so `ｒｅｘ`, `REX` and `Rèx` all find "Rex".
  *
- * 1. NFKC: compatibility forms become their plain twins (fullwidth `ｒｅｘ` → `rex`, `ﬁ` → `fi`, `①` → `1`).
- * 2. NFD, then the combining diacritical marks (the five blocks below) are removed: `é` → `e`.
+ * 1. NFKD: compatibility forms become their plain twins (fullwidth `ｒｅｘ` → `rex`, `ﬁ` → `fi`, `①` → `1`) and
+ *    accented letters are decomposed;
+ * 2. the combining diacritical marks (the five blocks below) are removed: `é` → `e`.
  * 3. Lower case, with final sigma read as sigma; a few Latin letters without a decomposition become the
  *    letters a reader types for them (`ø` → `o`, `ß` → `ss`, …).
  * 4. NFC, so scripts whose syllables decompose (Hangul) are written as they were.
@@ -33,11 +34,14 @@ export const LETTERS: Readonly<Record<string, string>> = {
 };
 const LETTER = new RegExp(`[${Object.keys(LETTERS).join('')}]`, 'g');
 
+const NON_ASCII = /[^ -~\t\n\r]/;
+
 /** The folded form of `text` (see the module's comment); idempotent. */
 export function foldText(text: string): string {
+  // Printable ASCII has nothing to decompose or compose: most names and many descriptions take this path.
+  if (!NON_ASCII.test(text)) return text.toLowerCase();
   return text
-    .normalize('NFKC')
-    .normalize('NFD')
+    .normalize('NFKD')
     .replace(MARKS, '')
     .toLowerCase()
     .replace(LETTER, (letter) => LETTERS[letter]!)

@@ -12,7 +12,7 @@ BEGIN
     CREATE OR REPLACE FUNCTION catalogue_fold(t text) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $body$
       SELECT normalize(
         replace(replace(replace(translate(%s, 'ςøłđħı', 'σoldhi'), 'ß', 'ss'), 'æ', 'ae'), 'œ', 'oe'), NFC)
-      FROM (SELECT regexp_replace(normalize(normalize(t, NFKC), NFD),
+      FROM (SELECT regexp_replace(normalize(t, NFKD),
         '[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]', '', 'g') AS s) folded
     $body$ $fn$, lowered);
 END $migration$;
