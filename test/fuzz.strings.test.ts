@@ -1,5 +1,5 @@
 /**
- * Well-formed strings, on every backend: a JSON body holding a lone surrogate (`"\ud800"`) anywhere (any
+ * Well-formed strings, on every backend: a JSON body holding a lone surrogate (`"\ud800"`) or U+0000 anywhere (any
  * field of any write route, at any depth, in a value or in a member's name) is a 400 naming the field, and
  * nothing is stored: every resource the routes write reads back exactly as before.
  */
@@ -55,7 +55,11 @@ function at(value: Json, path: string[]): Json {
   return path.reduce<Json>((node, key) => (node as Record<string, Json>)[key]!, value);
 }
 
-const surrogate = fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => String.fromCharCode(c));
+/** A lone surrogate, or U+0000 (which PostgreSQL's text cannot hold). */
+const surrogate = fc.oneof(
+  fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => String.fromCharCode(c)),
+  fc.constant('\u0000'),
+);
 
 /**
  * A route's body with one lone surrogate: put into one of its strings (at any position), into a new
@@ -175,7 +179,7 @@ for (const backend of await backends()) {
     }
 
     test(
-      'a lone surrogate anywhere in a write body: 400 naming it, nothing stored',
+      'a lone surrogate or NUL anywhere in a write body: 400 naming it, nothing stored',
       {
         timeout: TEST_TIMEOUT,
       },
@@ -190,7 +194,11 @@ for (const backend of await backends()) {
             }),
             async ({ route, body, field }) => {
               const payload = JSON.stringify(body);
-              assert.match(payload, /\\ud[89a-f][0-9a-f]{2}/, 'the body spells a lone surrogate');
+              assert.match(
+                payload,
+                /\\u(d[89a-f][0-9a-f]{2}|0000)/,
+                'the body spells a lone surrogate or NUL',
+              );
               const res = await ctx.app.inject({
                 method: route.method,
                 url: route.url,
@@ -202,7 +210,7 @@ for (const backend of await backends()) {
               assertV1Error(res, 400, 'validation_failed', label);
               const details = res.json<{ details: { field: string; message: string }[] }>().details;
               assert.ok(
-                details.some((d) => d.field === field && /well-formed Unicode/.test(d.message)),
+                details.some((d) => d.field === field && /well-formed Unicode|U\+0000/.test(d.message)),
                 `${label}: ${res.body} names ${field}`,
               );
             },
@@ -225,6 +233,17 @@ for (const backend of await backends()) {
       assert.equal(res.statusCode, 201, res.body);
       const read = await ctx.app.inject({ url: `/v1/pets/${res.json().id}`, headers: bearer(key) });
       assert.equal(read.json().name, name);
+    });
+
+    test('a webhook URL holding NUL is a 400 (PostgreSQL cannot store it), not a 500', async () => {
+      const res = await ctx.app.inject({
+        method: 'POST',
+        url: '/v1/webhook-endpoints',
+        headers: bearer(key),
+        payload: { url: 'https://nul.example.com/\u0000x', events: ['pet.created'] },
+      });
+      assertV1Error(res, 400, 'validation_failed', 'NUL in url');
+      assert.deepEqual(res.json().details, [{ field: 'url', message: 'must not contain U+0000 (NUL)' }]);
     });
 
     test('deep nesting is walked without recursion and answered as one 400', async () => {

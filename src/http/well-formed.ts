@@ -1,8 +1,9 @@
 /**
- * Strings are well-formed Unicode. JSON may spell a lone surrogate (`"\ud800"`), which JavaScript keeps in a
+ * Strings are well-formed Unicode without NUL. JSON may spell a lone surrogate (`"\ud800"`), which JavaScript keeps in a
  * string but UTF-8 cannot encode: a database would store U+FFFD instead (so the record differs from what
  * the write answered) or keep the escape inside a stored JSON document, and every client decoding the
- * answer as UTF-8 would choke on it. Such a body is refused as a whole with `400 validation_failed` naming
+ * answer as UTF-8 would choke on it. JSON may also spell U+0000, which PostgreSQL's text cannot store (the write
+ * failed there, and succeeded on SQLite). Such a body is refused as a whole with `400 validation_failed` naming
  * each field, before validation and before anything is stored, for every route at once.
  *
  * Query strings, paths and headers need no check: their percent-decoding and Latin-1 header bytes cannot
@@ -16,6 +17,9 @@ import { ApiError, MAX_DETAILS, MAX_FIELD_LENGTH, type ErrorDetail } from './err
 const LONE_SURROGATE = /\p{Cs}/u;
 const LONE_SURROGATES = /\p{Cs}/gu;
 const NOT_WELL_FORMED = 'must be well-formed Unicode (no lone surrogate)';
+// PostgreSQL's text cannot hold U+0000 (the write would fail), and no field of this API means one.
+const NUL = '\u0000';
+const HOLDS_NUL = 'must not contain U+0000 (NUL)';
 
 /** True when `text` holds no lone surrogate. */
 export function isWellFormed(text: string): boolean {
@@ -54,6 +58,7 @@ export function illFormedFields(body: unknown): ErrorDetail[] {
     const { value } = node;
     if (typeof value === 'string') {
       if (!isWellFormed(value)) details.push({ field: pathOf(node), message: NOT_WELL_FORMED });
+      else if (value.includes(NUL)) details.push({ field: pathOf(node), message: HOLDS_NUL });
     } else if (Array.isArray(value)) {
       for (let i = value.length - 1; i >= 0; i--)
         stack.push({ value: value[i], parent: node, key: String(i) });
@@ -61,10 +66,14 @@ export function illFormedFields(body: unknown): ErrorDetail[] {
       const entries = Object.entries(value);
       for (let i = entries.length - 1; i >= 0; i--) {
         const [key, member] = entries[i]!;
-        if (isWellFormed(key)) stack.push({ value: member, parent: node, key });
+        if (isWellFormed(key) && !key.includes(NUL)) stack.push({ value: member, parent: node, key });
         else {
-          const field = pathOf({ value: member, parent: node, key: toWellFormed(key) });
-          details.push({ field, message: 'has a name that is not well-formed Unicode (a lone surrogate)' });
+          const field = pathOf({
+            value: member,
+            parent: node,
+            key: toWellFormed(key).replaceAll(NUL, '\ufffd'),
+          });
+          details.push({ field, message: 'has a name that is not well-formed Unicode or contains U+0000' });
         }
       }
     }
