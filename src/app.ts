@@ -23,6 +23,8 @@ import { ApiError } from './http/errors.js';
 import { healthRoutes } from './http/health.js';
 import { clientErrorHandler, guardConnections, registerHostCheck } from './http/http-edge.js';
 import { registerMergePatch } from './http/merge-patch.js';
+import { registerWellFormedBodies } from './http/well-formed.js';
+import { guardedSerializerBuilder, skippedRowCounter, SkippedRowSink } from './http/row-guard.js';
 import { deriveMethodNotAllowed, type MethodNotAllowed } from './http/method-not-allowed.js';
 import { registerCostMetrics } from './http/cost-metrics.js';
 import { createRegistry, registerObservability, requestId } from './http/observability.js';
@@ -110,8 +112,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     allowOf: (request) => derived.methods?.allowFor(request),
   });
 
+  // A list page leaves out a row that cannot be serialized instead of failing whole (http/row-guard.ts).
+  const skippedRows = new SkippedRowSink();
   const app = Fastify({
     loggerInstance: options.logger,
+    schemaController: { compilersFactory: { buildSerializer: guardedSerializerBuilder(skippedRows) } },
     bodyLimit: BODY_LIMIT,
     trustProxy: config.trustProxy,
     // observability.ts logs one line per request instead of Fastify's two.
@@ -157,8 +162,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.removeContentTypeParser('text/plain');
   // JSON Merge Patch, parsed like JSON, for the routes that declare it (updatePet).
   registerMergePatch(app);
+  // A lone surrogate anywhere in a JSON body is a 400 for every route, before its own checks.
+  registerWellFormedBodies(app);
 
   const registry = options.registry ?? createRegistry();
+  skippedRows.log = app.log as FastifyBaseLogger;
+  skippedRows.counter = skippedRowCounter(registry);
+  app.decorate('unreadableRows', skippedRows);
   const metrics = registerObservability(app, registry, { counterStore, database });
   registerCostMetrics(registry, database, counterStore);
   // First after the request id: a refusal under overload costs no key lookup and no database work.

@@ -10,6 +10,8 @@ import {
   type RepositoryFactory,
 } from './database.js';
 import { countSqliteStatements, type DbCosts } from './costs.js';
+import { foldText } from './fold.js';
+import { wellFormedJsonText } from './well-formed-json.js';
 import { pendingMigrations } from './migrations.js';
 import { settle, TurnBatch, type Settled } from './turn-batch.js';
 import { bindToCaller } from '../telemetry/context.js';
@@ -102,6 +104,14 @@ export class SqliteDatabase implements Database {
       this.db.pragma('secure_delete = ON');
       this.db.pragma('journal_size_limit = 0');
       this.db.pragma('cache_size = -16384');
+      // The word index's triggers (and the migration that builds it) fold text with the search's own folding.
+      this.db.function('catalogue_fold', { deterministic: true }, (text: unknown) =>
+        typeof text === 'string' ? foldText(text) : text,
+      );
+      // Migration 021 repairs stored JSON documents with it.
+      this.db.function('well_formed_json', { deterministic: true }, (text: unknown) =>
+        typeof text === 'string' ? wellFormedJsonText(text) : text,
+      );
       this.runMigrations();
       this.db.pragma(`busy_timeout = ${SQLITE_BUSY_WAIT_MS}`);
     } catch (error) {

@@ -3,6 +3,7 @@
  * lists, parameters that depend on each other (`radiusKm` and `sort=distance` need `near`) and a 400 that
  * names every bad or unknown parameter at once, not only the first one found.
  */
+import { foldText } from '../../db/fold.js';
 import { ApiError, type ErrorDetail } from '../../http/errors.js';
 import { PET_STATUSES, type PetStatus } from '../pets/schemas.js';
 import { AGE_GROUPS, SEXES, SIZES } from '../profiles/schemas.js';
@@ -65,9 +66,14 @@ const KNOWN = new Set([
 
 const NUMBER = /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?$/;
 
-/** Splits `q` into words as the word index does: letters and digits, anything else separates. */
+/**
+ * The words of `q` as the word index holds them: folded like the indexed text (src/db/fold.ts: compatibility
+ * forms, accents, case), then split on anything but letters and digits.
+ */
 export function wordsOf(q: string): string[] {
-  return q.split(/[^\p{L}\p{N}]+/u).filter(Boolean);
+  return foldText(q)
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter(Boolean);
 }
 
 export function parseListingQuery(raw: Record<string, unknown>): ListingQuery {
@@ -119,7 +125,9 @@ export function parseListingQuery(raw: Record<string, unknown>): ListingQuery {
   }
   query.hasPhotos = boolean('hasPhotos');
   if (text.q !== undefined) {
-    const words = wordsOf(text.q);
+    // The length is checked before folding, which costs time in proportion (NFKC expands a character
+    // at most 18-fold, so the folded text stays bounded too).
+    const words = text.q.length > 200 ? [] : wordsOf(text.q);
     if (text.q.length > 200) bad('q', 'must be at most 200 characters');
     else if (words.length === 0) bad('q', 'must contain at least one word');
     else if (words.length > MAX_WORDS) bad('q', `must contain at most ${MAX_WORDS} words`);

@@ -5,9 +5,10 @@
  * cache (http/page-cache.ts), so a search repeated before the data changes costs no statement.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { PageCache } from '../../http/page-cache.js';
 import { nextLink } from '../../http/paging.js';
+import { renderRows } from '../../http/row-guard.js';
 import { errorResponses, linkHeader } from '../../http/responses.js';
 import type { ModuleContext } from '../module.js';
 import { renderStoredPhoto } from '../photos/schemas.js';
@@ -29,7 +30,10 @@ export const listingRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (ap
   // answered only while the database is at the version the page was read at.
   const pages = new PageCache<{ body: Buffer; link: string | undefined }>();
 
-  async function search(query: ListingQuery): Promise<{ rows: Listing[]; link: string | undefined }> {
+  async function search(
+    request: FastifyRequest,
+    query: ListingQuery,
+  ): Promise<{ rows: Listing[]; link: string | undefined }> {
     const rows = await listings.search(query);
     let link: string | undefined;
     if (rows.length > query.limit) {
@@ -48,7 +52,7 @@ export const listingRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (ap
     );
     return {
       link,
-      rows: rows.map((row): Listing => {
+      rows: renderRows(request, rows, (row): Listing => {
         const profile = row.doc === null ? {} : (JSON.parse(row.doc) as ProfileDoc);
         const photo = photos.get(row.id);
         const listing: Listing = {
@@ -100,7 +104,7 @@ export const listingRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (ap
       const page =
         pages.get(version, request.url) ??
         (await pages.load(version, request.url, async () => {
-          const { rows, link } = await search(query);
+          const { rows, link } = await search(request, query);
           // Serialized by the route's own 200 schema, as Fastify would have sent the rows.
           return { body: Buffer.from(reply.serialize(rows) as string), link };
         }));

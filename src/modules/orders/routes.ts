@@ -34,6 +34,7 @@ import {
 } from './schemas.js';
 import { orderError } from './errors.js';
 import { DEFAULT_MAX_OPEN_ORDERS } from './settings.js';
+import { renderRows } from '../../http/row-guard.js';
 
 // Moved to schemas.ts so the repositories can render an event's object; re-exported for the CLI.
 export { renderOrder } from './schemas.js';
@@ -229,7 +230,7 @@ export const orderRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
           const page = sendPage(reply, rows, { path: '/v1/store/orders', limit, filters: { status, petId } });
           return serializePage(
             reply,
-            page.map((order) => renderOrder(order, manager)),
+            renderRows(request, page, (order) => renderOrder(order, manager)),
           );
         }));
       return sendSerializedPage(request, reply, cached);

@@ -26,6 +26,7 @@ import {
 } from './schemas.js';
 import { webhookError } from './errors.js';
 import { DEFAULT_MAX_WEBHOOK_ENDPOINTS } from './settings.js';
+import { renderRows } from '../../http/row-guard.js';
 
 /** How long the previous secret keeps signing after a rotation. */
 export const PREVIOUS_SECRET_MS = 24 * 3600_000;
@@ -249,7 +250,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
       const accountId = accountOf(request);
       const rows = await repo.listEndpoints({ accountId, afterId, limit: limit + 1 });
       const scopes = await live(accountId);
-      return sendPage(reply, rows, { path: '/v1/webhook-endpoints', limit }).map((e) =>
+      return renderRows(request, sendPage(reply, rows, { path: '/v1/webhook-endpoints', limit }), (e) =>
         renderEndpoint(e, scopes),
       );
     },
@@ -396,7 +397,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
       const afterId = cursor === undefined ? undefined : decodeCursor(cursor);
       const rows = await repo.listDeliveries({ endpointId: endpoint.id, afterId, limit: limit + 1 });
       const path = `/v1/webhook-endpoints/${endpoint.id}/deliveries`;
-      return sendPage(reply, rows, { path, limit }).map(renderDelivery);
+      return renderRows(request, sendPage(reply, rows, { path, limit }), renderDelivery);
     },
   );
 
