@@ -29,6 +29,8 @@ import { deriveMethodNotAllowed, type MethodNotAllowed } from './http/method-not
 import { registerCostMetrics } from './http/cost-metrics.js';
 import { createRegistry, registerObservability, requestId } from './http/observability.js';
 import { registerOpenApi } from './http/openapi.js';
+import { Cursors } from './http/cursors.js';
+import { secretStore } from './db/secrets.js';
 import { registerPublicUrl } from './http/public-url.js';
 import { registerOverload } from './http/overload.js';
 import { errorSchema } from './http/responses.js';
@@ -220,8 +222,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     errors,
     publicUrl: config.publicUrl,
   });
+  // Every instance on one database issues and reads the same cursors (CURSOR_SECRET, else the database's).
+  const cursors = new Cursors(config.cursorSecret ?? (await database.repository(secretStore).get('cursor')));
   for (const module of modules) {
-    await app.register(module.routes, { prefix: '/v1', database, clock, config, modules });
+    await app.register(module.routes, { prefix: '/v1', database, clock, config, modules, cursors });
   }
   await app.register(healthRoutes, {
     database,

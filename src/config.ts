@@ -75,6 +75,8 @@ export interface Config extends ModuleSettings {
   healthPort: number | undefined;
   /** Extra accept handles on the API's listening socket (http/accept-copies.ts); 0: none. */
   acceptCopies: number;
+  /** The key authenticating list cursors (http/cursors.ts); unset: one made once and kept in the database. */
+  cursorSecret: string | undefined;
 }
 
 /** The HTTP timeouts' defaults, for apps built without a full Config (tests, benchmarks). */
@@ -212,6 +214,11 @@ const SERVICE_VARIABLES: readonly Variable[] = [
     name: 'ACCEPT_COPIES',
     default: '256',
     description: 'Extra accept handles on the API port, so connection storms are accepted at once; 0: none.',
+  },
+  {
+    name: 'CURSOR_SECRET',
+    default: undefined,
+    description: 'Key (32..1024 characters) authenticating list cursors; unset: one kept in the database.',
   },
 ];
 
@@ -369,6 +376,15 @@ function publicUrl(env: Env): string | undefined {
   return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
 }
 
+function cursorSecret(env: Env): string | undefined {
+  const raw = env.CURSOR_SECRET;
+  if (raw === undefined || raw === '') return undefined;
+  // The value is never echoed: it is a secret.
+  if (raw.length < 32 || raw.length > 1024 || raw.trim() !== raw)
+    throw new ConfigError('CURSOR_SECRET', 'expected 32..1024 characters without surrounding spaces');
+  return raw;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 3000, 0, 65535);
   return {
@@ -406,5 +422,6 @@ export function loadConfig(env: Env = process.env): Config {
     maxConnections: integer(env, 'MAX_CONNECTIONS', DEFAULT_MAX_CONNECTIONS, 1, 1_000_000),
     healthPort: env.HEALTH_PORT?.trim() ? integer(env, 'HEALTH_PORT', 0, 0, 65535) : undefined,
     acceptCopies: integer(env, 'ACCEPT_COPIES', 256, 0, 4096),
+    cursorSecret: cursorSecret(env),
   };
 }

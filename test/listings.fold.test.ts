@@ -132,7 +132,7 @@ for (const backend of await backends()) {
       // Each query spelt differently: the page cache keys pages by the query, and writing the index alone
       // (no pet or profile changes) does not move the read version on PostgreSQL.
       assert.deepEqual(await found('lunA'), [], 'the old index misses it');
-      await rerunMigration(ctx.database, '020_search_fold_nfkc.sql');
+      await rerunMigration(ctx.database, '021_search_fold_nfkc.sql');
       assert.deepEqual(await found('LUna'), [ids['Ｌｕｎａ']]);
       assert.deepEqual(await found('rex'), [ids.Rex]);
       assert.deepEqual(await found('strasse fine'), [ids.Bello]);

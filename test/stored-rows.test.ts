@@ -1,7 +1,7 @@
 /**
  * Nothing stored can break a read, on every backend. Rows an older release could leave behind (written here
  * straight into the tables) never fail a list page: a row that cannot be serialized is left out of it, and
- * migration 021 repairs such rows. The write paths that produced them no longer do: a receiver answering
+ * migration 022 repairs such rows. The write paths that produced them no longer do: a receiver answering
  * a status outside 100..999 is a failed connection, not a status.
  */
 import assert from 'node:assert/strict';
@@ -67,7 +67,7 @@ for (const backend of await backends()) {
         /pet_adoption_unreadable_rows_skipped_total\{route="[^"]*deliveries"\} [1-9]/,
       );
 
-      await rerunMigration(ctx.database, '021_rows_fit_read_schemas.sql');
+      await rerunMigration(ctx.database, '022_rows_fit_read_schemas.sql');
       const repaired = await get(url);
       assert.equal(repaired.statusCode, 200, repaired.body);
       const byId = new Map(
@@ -157,7 +157,7 @@ for (const backend of await backends()) {
         '{"breed":"Col\\ud800lie \\\\ud800"}',
         petId,
       ]);
-      await rerunMigration(ctx.database, '021_rows_fit_read_schemas.sql');
+      await rerunMigration(ctx.database, '022_rows_fit_read_schemas.sql');
       // A write moves the read version (the page caches are exact): rename the pet and back.
       for (const name of ['Rex2', 'Rex']) {
         await ctx.app.inject({
@@ -191,7 +191,7 @@ for (const backend of await backends()) {
         '"Surrogate"',
         '"Surr\\udc00ogate \\\\ud800"',
       ]);
-      await rerunMigration(ctx.database, '021_rows_fit_read_schemas.sql');
+      await rerunMigration(ctx.database, '022_rows_fit_read_schemas.sql');
       const [after] = await rawQuery<{ payload: string }>(
         ctx.database,
         'SELECT payload FROM events ORDER BY seq DESC LIMIT 1',

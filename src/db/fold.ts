@@ -10,7 +10,7 @@
  * 4. NFC, so scripts whose syllables decompose (Hangul) are written as they were.
  *
  * SQLite computes it with this very function (registered on every connection as `catalogue_fold`, which
- * the word index's triggers call). PostgreSQL cannot run it, so its `catalogue_fold` (migration 020) is the
+ * the word index's triggers call). PostgreSQL cannot run it, so its `catalogue_fold` (migration 021) is the
  * same steps in SQL: `normalize`, the same mark ranges, `lower` under the ICU root collation when the server
  * has ICU, the same letter table. test/listings.fold.test.ts checks the two agree.
  */

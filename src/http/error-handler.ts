@@ -5,6 +5,7 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { StorageUnavailableError } from '../db/database.js';
+import { invalidCursor } from './cursors.js';
 import {
   ApiError,
   errorBody,
@@ -96,6 +97,10 @@ export function toApiError(error: FastifyError | Error): ApiError | undefined {
   const fe = error as FastifyError & { validation?: AjvError[]; validationContext?: string };
   if (fe.validation) {
     const details = validationDetails(fe.validation, fe.validationContext ?? 'body').slice(0, MAX_DETAILS);
+    // A cursor the schema refuses (longer than any issued, given twice) is as unusable as an altered one.
+    if (fe.validationContext === 'querystring' && details.every((d) => d.field === 'cursor')) {
+      return invalidCursor();
+    }
     return new ApiError('validation_failed', {
       message: `Invalid request: ${details.map((d) => `${d.field} ${d.message}`).join('; ')}.`,
       details: details,

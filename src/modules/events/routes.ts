@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { hasScope } from '../../http/access.js';
-import { decodeCursor, encodeCursor, nextLink } from '../../http/paging.js';
+import { nextLink } from '../../http/paging.js';
 import { errorResponses, linkHeader } from '../../http/responses.js';
 import { eventsOf } from '../declared.js';
 import type { ModuleContext } from '../module.js';
@@ -9,7 +9,10 @@ import { eventSchemas, type Event } from './schemas.js';
 
 const rateLimitNote = 'Every response carries the rate-limit headers (see components.headers).';
 
-export const eventRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (app, { database, modules }) => {
+export const eventRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
+  app,
+  { database, modules, cursors },
+) => {
   const events = database.repository(eventRepository);
   // The types of the modules served: their declarations (ApiModule.events) make the query's enum.
   const { Events, ListEventsQuery } = eventSchemas(eventsOf(modules));
@@ -45,7 +48,8 @@ export const eventRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (app,
     },
     async (request, reply) => {
       const { limit = 20, type, cursor } = request.query;
-      const afterSeq = cursor === undefined ? undefined : decodeCursor(cursor);
+      const binding = { path: '/v1/events', filters: { type } };
+      const afterSeq = cursor === undefined ? undefined : cursors.readId(binding, cursor);
       const principal = request.principal!;
       const rows = await events.list({
         afterSeq,
@@ -54,7 +58,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (app,
         viewer: { accountId: principal.account.id, allOrders: hasScope(request, 'orders:manage') },
       });
       const last = rows.at(-1);
-      const next = last === undefined ? cursor : encodeCursor(last.seq);
+      const next = last === undefined ? cursor : cursors.issueId(binding, last.seq);
       reply.header('link', nextLink('/v1/events', limit, { type }, next));
       // The stored payloads are the events' JSON, served byte for byte as receivers get them.
       // A string is sent as is (no serializer); the type provider only knows the parsed shape.

@@ -13,7 +13,7 @@ import { errorResponses, linkHeader } from '../../http/responses.js';
 import type { ModuleContext } from '../module.js';
 import { renderStoredPhoto } from '../photos/schemas.js';
 import type { ProfileDoc } from '../profiles/repository.js';
-import { encodeListingCursor, parseListingQuery, type ListingQuery } from './query.js';
+import { encodeListingCursor, LISTINGS_PATH, parseListingQuery, type ListingQuery } from './query.js';
 import { listingRepository } from './repository.js';
 import { Listings, SearchListingsQuery, type Listing } from './schemas.js';
 
@@ -23,7 +23,10 @@ declare module 'fastify' {
   }
 }
 
-export const listingRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (app, { database, config }) => {
+export const listingRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
+  app,
+  { database, config, cursors },
+) => {
   const listings = database.repository(listingRepository);
   const base = config.publicUrl ?? '';
   // Pages as sent (body and Link), keyed by the request's path and query, exact as the pets' list pages:
@@ -39,13 +42,13 @@ export const listingRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (ap
     if (rows.length > query.limit) {
       rows.length = query.limit;
       const last = rows[query.limit - 1]!;
-      const cursor = encodeListingCursor(query.sort, {
+      const cursor = encodeListingCursor(cursors, query, {
         id: last.id,
         name: last.name,
         distance: last.distance ?? undefined,
         span: query.sort === 'distance' ? Math.max(0, last.distance! - rows[0]!.distance!) : undefined,
       });
-      link = nextLink('/v1/listings', query.limit, query.filters, cursor);
+      link = nextLink(LISTINGS_PATH, query.limit, query.filters, cursor);
     }
     const photos = new Map(
       (await listings.primaryPhotos(rows.map((row) => row.id))).map((photo) => [photo.petId, photo]),
@@ -75,7 +78,7 @@ export const listingRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (ap
       config: { access: { scopes: ['pets:read'] } },
       // Before the schema's validator, which stops at the first problem: the 400 names every one.
       preValidation: async (request) => {
-        request.listingQuery = parseListingQuery(request.query as Record<string, unknown>);
+        request.listingQuery = parseListingQuery(request.query as Record<string, unknown>, cursors);
       },
       schema: {
         operationId: 'searchListings',

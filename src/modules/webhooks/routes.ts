@@ -6,7 +6,7 @@ import type { FastifyRequest } from 'fastify';
 import { hasScope } from '../../http/access.js';
 import { ApiError } from '../../http/errors.js';
 import { mergePatchBody, requireDeclaredBody } from '../../http/merge-patch.js';
-import { decodeCursor, sendPage } from '../../http/paging.js';
+import { sendPage } from '../../http/paging.js';
 import { errorResponses, linkHeader, locationHeader } from '../../http/responses.js';
 import { MAX_ID, ref } from '../../http/schemas.js';
 import type { Scope } from '../accounts/scopes.js';
@@ -127,7 +127,7 @@ const grantOf = (request: FastifyRequest): Scope[] => [...request.principal!.sco
 
 export const webhookRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
   app,
-  { database, clock, config, modules },
+  { database, clock, config, modules, cursors },
 ) => {
   const repo = database.repository(webhookRepository);
   // The event types of the served modules (ApiModule.events): what an endpoint may subscribe to, and `*`.
@@ -246,11 +246,12 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
     },
     async (request, reply) => {
       const { limit = 20, cursor } = request.query;
-      const afterId = cursor === undefined ? undefined : decodeCursor(cursor);
+      const binding = { path: '/v1/webhook-endpoints' };
+      const afterId = cursor === undefined ? undefined : cursors.readId(binding, cursor);
       const accountId = accountOf(request);
       const rows = await repo.listEndpoints({ accountId, afterId, limit: limit + 1 });
       const scopes = await live(accountId);
-      return renderRows(request, sendPage(reply, rows, { path: '/v1/webhook-endpoints', limit }), (e) =>
+      return renderRows(request, sendPage(reply, rows, { ...binding, limit, cursors }), (e) =>
         renderEndpoint(e, scopes),
       );
     },
@@ -392,12 +393,13 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
       },
     },
     async (request, reply) => {
-      const endpoint = await own(accountOf(request), request.params.endpointId);
       const { limit = 20, cursor } = request.query;
-      const afterId = cursor === undefined ? undefined : decodeCursor(cursor);
+      // Checked before the endpoint is looked up: a cursor not issued for this list costs no database work.
+      const binding = { path: `/v1/webhook-endpoints/${request.params.endpointId}/deliveries` };
+      const afterId = cursor === undefined ? undefined : cursors.readId(binding, cursor);
+      const endpoint = await own(accountOf(request), request.params.endpointId);
       const rows = await repo.listDeliveries({ endpointId: endpoint.id, afterId, limit: limit + 1 });
-      const path = `/v1/webhook-endpoints/${endpoint.id}/deliveries`;
-      return renderRows(request, sendPage(reply, rows, { path, limit }), renderDelivery);
+      return renderRows(request, sendPage(reply, rows, { ...binding, limit, cursors }), renderDelivery);
     },
   );
 
