@@ -134,6 +134,16 @@ for (const backend of await backends()) {
         page.json<{ pet: { id: number } }[]>().map((l) => l.pet.id),
         [ids[1]],
       );
+      // The migration empties the profile that is not JSON; its pet is listed again (found by its name).
+      await rerunMigration(ctx.database, '021_rows_fit_read_schemas.sql');
+      const profile = await get(`/v1/pets/${ids[0]}/profile`);
+      assert.equal(profile.statusCode, 200, profile.body);
+      assert.deepEqual(Object.keys(profile.json()), ['updatedAt']);
+      const again = await get('/v1/listings?q=PIXEL&sort=oldest');
+      assert.deepEqual(
+        again.json<{ pet: { id: number } }[]>().map((l) => l.pet.id),
+        [ids[0], ids[1]],
+      );
     });
 
     test('a profile stored with a lone surrogate reads back, and the migration makes it well-formed', async () => {

@@ -19,3 +19,16 @@ UPDATE pet_profiles
 UPDATE events
   SET payload = regexp_replace(payload, '(?<!\\)((?:\\\\)*)\\u[dD][89a-fA-F][0-9a-fA-F]{2}', '\1\\ufffd', 'g')
   WHERE payload ~* '\\ud[89a-f]';
+-- A profile document that is not a JSON object cannot be read at all: the profile becomes the empty one (its
+-- search columns too, so search and the document agree).
+CREATE OR REPLACE FUNCTION pg_temp.is_json_object(t text) RETURNS boolean LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+  RETURN json_typeof(t::json) = 'object';
+EXCEPTION WHEN others THEN
+  RETURN false;
+END $$;
+UPDATE pet_profiles SET doc = '{}', sex = NULL, age_group = NULL, size = NULL, good_children = NULL,
+    good_dogs = NULL, good_cats = NULL, house_trained = NULL, special_needs = NULL, breed = NULL,
+    description = NULL, latitude = NULL, longitude = NULL
+  WHERE NOT pg_temp.is_json_object(doc);
+DROP FUNCTION pg_temp.is_json_object(text);

@@ -18,3 +18,9 @@ UPDATE pet_profiles SET doc = well_formed_json(doc) WHERE doc LIKE '%\ud%';
 -- Their `pet.profile_updated` events carry the same escape in the payload, sent as it is to /v1/events and
 -- to webhooks: repaired alike.
 UPDATE events SET payload = well_formed_json(payload) WHERE payload LIKE '%\ud%';
+-- A profile document that is not a JSON object cannot be read at all: the profile becomes the empty one (its
+-- search columns too, so search and the document agree).
+UPDATE pet_profiles SET doc = '{}', sex = NULL, age_group = NULL, size = NULL, good_children = NULL,
+    good_dogs = NULL, good_cats = NULL, house_trained = NULL, special_needs = NULL, breed = NULL,
+    description = NULL, latitude = NULL, longitude = NULL
+  WHERE CASE WHEN json_valid(doc) THEN json_type(doc) <> 'object' ELSE 1 END;
