@@ -65,7 +65,11 @@ export function cursorOf(res: Answer): string | undefined {
  * Makes pets (with profiles placed around Berlin), orders, webhook endpoints and, through `fanOut` (the
  * dispatcher's first step, run by the caller), deliveries; returns every list with a real cursor.
  */
-export async function seedLists(send: Send, fanOut: () => Promise<void>): Promise<ListCase[]> {
+export async function seedLists(
+  send: Send,
+  fanOut: () => Promise<void>,
+  hookUrl = 'https://example.com/hook',
+): Promise<ListCase[]> {
   const pets: number[] = [];
   for (let i = 0; i < 6; i++) {
     const pet = await ok(send, 'POST', '/v1/pets', { name: `Fuzz ${i}`, categoryId: 1 });
@@ -79,7 +83,7 @@ export async function seedLists(send: Send, fanOut: () => Promise<void>): Promis
   const endpoints: number[] = [];
   for (let i = 0; i < 3; i++) {
     const res = await ok(send, 'POST', '/v1/webhook-endpoints', {
-      url: `https://example.com/hook-${i}`,
+      url: `${hookUrl}-${i}`,
       events: ['*'],
     });
     endpoints.push((JSON.parse(res.body) as { id: number }).id);

@@ -475,6 +475,7 @@ export interface components {
         | 'validation_failed'
         | 'invalid_json'
         | 'bad_request'
+        | 'invalid_cursor'
         | 'missing_api_key'
         | 'malformed_api_key'
         | 'invalid_api_key'
@@ -1347,7 +1348,7 @@ export interface operations {
       query?: {
         /** @description Page size, 1..100. Values outside the range are rejected with 400, never clamped. */
         limit?: number;
-        /** @description Opaque cursor taken from the `Link: rel="next"` header of the previous page. Use it with the same `status`. */
+        /** @description Opaque cursor taken from the `Link: rel="next"` header of the previous page. Use it with the same `status`: a cursor is valid only for the query it was issued for; any other, or an altered one, is `400 invalid_cursor`. */
         cursor?: string;
         /** @description Only pets with this status. Omitted: no filter. */
         status?: 'available' | 'pending' | 'sold';
@@ -3943,7 +3944,7 @@ export interface operations {
         sort?: 'newest' | 'oldest' | 'distance' | 'name';
         /** @description Page size, 1..100. Values outside the range are rejected with 400, never clamped. */
         limit?: number;
-        /** @description Opaque cursor taken from the `Link: rel="next"` header of the previous page. Use it with the same parameters. */
+        /** @description Opaque cursor taken from the `Link: rel="next"` header of the previous page. Use it with the same parameters: a cursor is valid only for the query it was issued for; any other, or an altered one, is `400 invalid_cursor`. */
         cursor?: string;
       };
       header?: never;
@@ -4212,7 +4213,7 @@ export interface operations {
       query?: {
         /** @description Page size, 1..100. Values outside the range are rejected with 400, never clamped. */
         limit?: number;
-        /** @description Opaque cursor taken from the `Link: rel="next"` header of the previous page. Use it with the same filters. */
+        /** @description Opaque cursor taken from the `Link: rel="next"` header of the previous page. Use it with the same filters: a cursor is valid only for the query it was issued for; any other, or an altered one, is `400 invalid_cursor`. */
         cursor?: string;
         /** @description Only orders with this status. */
         status?: 'placed' | 'approved' | 'delivered' | 'cancelled';
@@ -5610,7 +5611,7 @@ export interface operations {
           | 'order.cancelled';
         /** @description Page size, 1..100. Values outside the range are rejected with 400, never clamped. */
         limit?: number;
-        /** @description Opaque cursor taken from the `Link: rel="next"` header of the previous page (or poll). Use it with the same `type`. */
+        /** @description Opaque cursor taken from the `Link: rel="next"` header of the previous page (or poll). Use it with the same `type`: a cursor is valid only for the query it was issued for; any other, or an altered one, is `400 invalid_cursor`. */
         cursor?: string;
       };
       header?: never;
@@ -5748,7 +5749,7 @@ export interface operations {
       query?: {
         /** @description Page size, 1..100. Values outside the range are rejected with 400, never clamped. */
         limit?: number;
-        /** @description Opaque cursor taken from the `Link: rel="next"` header of the previous page. Use it with the same `limit`. */
+        /** @description Opaque cursor taken from the `Link: rel="next"` header of the previous page. Use it with the same `limit`: a cursor is valid only for the query it was issued for; any other, or an altered one, is `400 invalid_cursor`. */
         cursor?: string;
       };
       header?: never;
@@ -6834,7 +6835,7 @@ export interface operations {
       query?: {
         /** @description Page size, 1..100. Values outside the range are rejected with 400, never clamped. */
         limit?: number;
-        /** @description Opaque cursor taken from the `Link: rel="next"` header of the previous page. Use it with the same `limit`. */
+        /** @description Opaque cursor taken from the `Link: rel="next"` header of the previous page. Use it with the same `limit`: a cursor is valid only for the query it was issued for; any other, or an altered one, is `400 invalid_cursor`. */
         cursor?: string;
       };
       header?: never;
