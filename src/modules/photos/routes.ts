@@ -38,7 +38,7 @@ import {
   type PhotoSize,
 } from './schemas.js';
 import { petError } from '../pets/errors.js';
-import { photoError } from './errors.js';
+import { limitError, photoNotFound, wrongType } from './errors.js';
 
 const rateLimitNote = 'Every response carries the rate-limit headers (see components.headers).';
 const REPLAYED = {
@@ -378,24 +378,9 @@ export const photoRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
   );
 };
 
-function photoNotFound(photoId: string): ApiError {
-  return photoError('photo_not_found', `No photo ${photoId.slice(0, 64)} of this pet.`);
-}
-
 function immutable(reply: FastifyReply, etag: string): FastifyReply {
   return reply
     .header('cache-control', 'public, max-age=31536000, immutable')
     .header('content-security-policy', "default-src 'none'")
     .header('etag', etag);
-}
-
-function wrongType(): ApiError {
-  return new ApiError(
-    'unsupported_media_type',
-    'The body must be the image itself: image/jpeg, image/png or image/webp.',
-  );
-}
-
-function limitError(): ApiError {
-  return photoError('photo_limit', `The pet has ${MAX_PHOTOS} photos, the most it may; delete one first.`);
 }
