@@ -1,7 +1,7 @@
 /** Applications over HTTP: parse, call the store, answer. The rules are in decisions.ts. */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ifMatch as ifMatchOf, notModified, strongEtag } from '../../http/conditional.js';
-import { idempotencyInput } from '../../http/idempotency/index.js';
+import { IdempotencyHeaders, idempotencyInput } from '../../http/idempotency/index.js';
 import { mergePatchBody, requireDeclaredBody } from '../../http/merge-patch.js';
 import { decodeCursor, sendPage } from '../../http/paging.js';
 import { errorResponses, linkHeader, locationHeader } from '../../http/responses.js';
@@ -42,7 +42,7 @@ export const applicationRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async
           'Answers are checked against the current form (unknown, missing or mistyped answers: 400 naming the ' +
           'question). The applicant is found again by email within the account (case-insensitive) and the ' +
           'fields given update it. `Idempotency-Key` honoured.',
-        headers: IfMatchHeaders,
+        headers: IdempotencyHeaders,
         body: NewApplication,
         response: {
           201: {

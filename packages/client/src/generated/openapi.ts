@@ -6207,8 +6207,6 @@ export interface operations {
       header?: {
         /** @description Makes the request safe to retry: a repeat with the same key and body (per account, within 24 h) replays the first response without creating anything; the same key with a different body answers 422; while the first request is still running, 409. */
         'idempotency-key'?: string;
-        /** @description Act only at this version (`"<n>"`); stale: 412. */
-        'if-match'?: string;
       };
       path?: never;
       cookie?: never;
