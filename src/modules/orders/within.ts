@@ -8,7 +8,12 @@ import type { PoolClient } from 'pg';
 import type { PostgresDatabase } from '../../db/postgres.js';
 import type { SqliteDatabase } from '../../db/sqlite.js';
 import { TransactionListeners } from '../within.js';
-import { orderRepository, type PlaceOrderOutcome, type TransitionOutcome } from './repository.js';
+import {
+  orderRepository,
+  type OrderRecord,
+  type PlaceOrderOutcome,
+  type TransitionOutcome,
+} from './repository.js';
 import type { PostgresOrderRepository } from './repository.postgres.js';
 import type { SqliteOrderRepository } from './repository.sqlite.js';
 import type { OrderStatus } from './schemas.js';
@@ -24,6 +29,19 @@ export interface OrderMove {
 
 /** Run by both backends' order actions, after the order's and its pet's rows changed. */
 export const orderMoves = new TransactionListeners<OrderMove>();
+
+/** The move from an order as read to the order as an action left it. */
+export function moveOf(before: OrderRecord, outcome: WriteResult): OrderMove {
+  const after = (outcome as { order: OrderRecord }).order;
+  return {
+    orderId: before.id,
+    petId: before.petId,
+    from: before.status,
+    to: after.status,
+    now: after.updatedAt,
+  };
+}
+type WriteResult = PlaceOrderOutcome | TransitionOutcome;
 
 type Place = { accountId: number; petId: number; maxOpen: number; now: number };
 
