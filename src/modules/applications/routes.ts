@@ -3,7 +3,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ifMatch as ifMatchOf, notModified, strongEtag } from '../../http/conditional.js';
 import { IdempotencyHeaders, idempotencyInput } from '../../http/idempotency/index.js';
 import { mergePatchBody, requireDeclaredBody } from '../../http/merge-patch.js';
-import { decodeCursor, sendPage } from '../../http/paging.js';
+import { sendPage } from '../../http/paging.js';
+import { renderRows } from '../../http/row-guard.js';
 import { errorResponses, linkHeader, locationHeader } from '../../http/responses.js';
 import { MAX_ID, ref } from '../../http/schemas.js';
 import type { ModuleContext } from '../module.js';
@@ -25,7 +26,7 @@ import {
 import { actorOf, described, ETAG, REPLAYED, replies, TAGS } from './replies.js';
 
 export const applicationRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (app, context) => {
-  const { database, clock, config } = context;
+  const { database, clock, config, cursors } = context;
   const store = database.repository(applicationStore);
   const { visibleOrThrow, answer, settle } = replies(store);
   const max = config.maxOpenApplications ?? DEFAULT_MAX_OPEN_APPLICATIONS;
@@ -100,7 +101,12 @@ export const applicationRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async
     },
     async (request, reply) => {
       const { limit = 20, status, petId, applicantId, sort = 'newest', cursor } = request.query;
-      const after = cursor === undefined ? undefined : decodeCursor(cursor);
+      const binding = {
+        path: '/v1/applications',
+        filters: { status, petId, applicantId, sort: request.query.sort },
+      };
+      // Checked before any database work: a cursor not issued for this query costs nothing.
+      const after = cursor === undefined ? undefined : cursors.readId(binding, cursor);
       const actor = actorOf(request);
       const statuses =
         status === undefined ? undefined : ([...new Set(status.split(','))] as ApplicationStatus[]);
@@ -119,13 +125,9 @@ export const applicationRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async
       const page = sendPage(
         reply,
         rows.map((row) => ({ id: row.application.seq, row })),
-        {
-          path: '/v1/applications',
-          limit,
-          filters: { status, petId, applicantId, sort: request.query.sort },
-        },
+        { ...binding, limit, cursors },
       );
-      return page.map(({ row }) => renderApplication(row.application, row.applicant));
+      return renderRows(request, page, ({ row }) => renderApplication(row.application, row.applicant));
     },
   );
 
