@@ -43,3 +43,9 @@ declare module '../module.js' {
     'order.cancelled': true;
   }
 }
+
+// The orders module's interface for other modules (applications): its error codes that other writes share,
+// placing and cancelling inside their transaction, and the listeners of an order's moves.
+export { orderError } from './errors.js';
+export { DEFAULT_MAX_OPEN_ORDERS } from './settings.js';
+export { orderMoves, ordersWithin, type OrderMove } from './within.js';

@@ -24,6 +24,7 @@ import {
 } from './repository.js';
 import type { PetStatus } from '../pets/schemas.js';
 import type { Inventory, OrderStatus } from './schemas.js';
+import { orderMoves } from './within.js';
 
 const ORDER_COLUMNS = `o.id, o.account_id AS "accountId", a.name AS "accountName", o.pet_id AS "petId",
   o.status, o.version, o.created_at AS "createdAt", o.updated_at AS "updatedAt"`;
@@ -321,6 +322,24 @@ export class PostgresOrderRepository implements OrderRepository {
         : [],
     );
     await this.events.appendAll(client, events);
+    // Other modules' rows that follow the moves (applications), in this transaction: see within.ts.
+    await orderMoves.runPostgres(
+      this.db,
+      client,
+      decided.flatMap((d) =>
+        d.outcome.kind === 'done' && d.before
+          ? [
+              {
+                orderId: d.before.id,
+                petId: d.before.petId,
+                from: d.before.status,
+                to: d.outcome.order.status,
+                now: d.outcome.order.updatedAt,
+              },
+            ]
+          : [],
+      ),
+    );
     await afterEachWrite(
       decided,
       (d) => d.outcome.kind === 'placed' || d.outcome.kind === 'done',
@@ -342,6 +361,16 @@ export class PostgresOrderRepository implements OrderRepository {
     pet.version = moved.version;
     changed.set(Number(pet.id), { status, version: moved.version });
     return moved;
+  }
+
+  /** A placement inside another module's transaction (ordersWithin, within.ts). */
+  async placeWithin(client: PoolClient, input: Place): Promise<PlaceOrderOutcome> {
+    return (await this.writeShared(client, [{ place: input }], new Map()))[0] as PlaceOrderOutcome;
+  }
+
+  /** An action inside another module's transaction (ordersWithin, within.ts). */
+  async transitionWithin(client: PoolClient, input: TransitionInput): Promise<TransitionOutcome> {
+    return (await this.writeShared(client, [{ act: input }], new Map()))[0] as TransitionOutcome;
   }
 
   async get(id: number): Promise<OrderRecord | undefined> {

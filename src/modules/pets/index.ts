@@ -35,3 +35,8 @@ declare module '../module.js' {
     'pet.deleted': true;
   }
 }
+
+// The pets module's interface for other modules (applications): pet statuses and row locks inside their
+// transaction, and the listeners of a pet's removal.
+export { petRemovals, petsWithin, type PetRemoval } from './within.js';
+export type { PetStatus } from './schemas.js';

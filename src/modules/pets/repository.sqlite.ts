@@ -23,6 +23,7 @@ import {
   type VersionTest,
 } from './repository.js';
 import type { Pet, PetStatus } from './schemas.js';
+import { petRemovals } from './within.js';
 
 type PetRawRow = [id: number, name: string, categoryId: number, status: PetStatus];
 type VersionedRawRow = [...PetRawRow, version: number];
@@ -222,6 +223,8 @@ export class SqlitePetRepository implements PetRepository {
           }
           const pet = petFromRaw(row as unknown as PetRawRow);
           this.events.append(buildEvent('pet.deleted', { object: pet, version }, now));
+          // Other modules' rows that depended on the pet (applications), in this transaction: see within.ts.
+          petRemovals.runSqlite(this.database, [{ petId: id, now }]);
           this.hooks.afterWrite?.(this.db);
           return { kind: 'deleted' };
         },
