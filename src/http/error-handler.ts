@@ -47,8 +47,14 @@ function messageOf(error: AjvError): string {
       return error.instancePath === '/name'
         ? 'must not be blank or contain control characters'
         : 'has characters that are not allowed';
-    case 'enum':
-      return `must be one of: ${(error.params.allowedValues as unknown[]).join(', ')}`;
+    case 'enum': {
+      // A detail's message holds at most 200 characters (ErrorDetail): a long list is named, not quoted.
+      const allowed = error.params.allowedValues as unknown[];
+      const listed = `must be one of: ${allowed.join(', ')}`;
+      return listed.length <= 200
+        ? listed
+        : `must be one of the ${allowed.length} values the API document lists`;
+    }
     default:
       return error.message ?? 'is invalid';
   }

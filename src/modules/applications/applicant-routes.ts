@@ -9,7 +9,7 @@ import type { ModuleContext } from '../module.js';
 import { checkForm } from './decisions.js';
 import { applicationError } from './errors.js';
 import { renderApplicant, renderApplication, renderForm } from './render.js';
-import { actorOf } from './routes.js';
+import { actorOf } from './replies.js';
 import {
   Applicant,
   ApplicantExport,

@@ -3,57 +3,11 @@
  * its store read (locked) and the request, returning the rows to write and the events to append, or the
  * refusal. The stores do I/O only.
  */
-import { buildEvent, type NewEvent } from '../events/index.js';
 import type { PetStatus } from '../pets/index.js';
-import type {
-  Address,
-  Answers,
-  ApplicationEventObject,
-  ApplicationStatus,
-  HistoryEntry,
-  Question,
-} from './schemas.js';
-import { MAX_TEXT_ANSWER } from './schemas.js';
-
-export interface ApplicantRecord {
-  seq: number;
-  id: string;
-  accountId: number;
-  name: string | null;
-  email: string | null;
-  phone: string | null;
-  address: Address | null;
-  consentAt: number;
-  createdAt: number;
-  updatedAt: number;
-  erasedAt: number | null;
-}
-
-export interface ApplicationRecord {
-  seq: number;
-  id: string;
-  accountId: number;
-  applicantSeq: number;
-  applicantId: string;
-  petId: number;
-  /** null once the applicant is erased. */
-  answers: Answers | null;
-  formVersion: number;
-  status: ApplicationStatus;
-  statusReason: string | null;
-  message: string | null;
-  orderId: number | null;
-  history: HistoryEntry[];
-  version: number;
-  createdAt: number;
-  updatedAt: number;
-}
-
-export interface FormRecord {
-  version: number;
-  questions: Question[];
-  updatedAt: number;
-}
+import type { ApplicationRecord, FormRecord } from './records.js';
+import type { Answers, ApplicationStatus, HistoryEntry } from './schemas.js';
+import { checkAnswers, type FieldProblem } from './answers.js';
+import { STATUS_REASONS } from './events.js';
 
 export const OPEN_STATUSES: readonly ApplicationStatus[] = [
   'submitted',
@@ -82,76 +36,6 @@ export interface Actor {
   manager: boolean;
 }
 
-export interface FieldProblem {
-  field: string;
-  message: string;
-}
-
-const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
-function isDate(value: string): boolean {
-  const match = DATE.exec(value);
-  if (!match) return false;
-  const date = new Date(Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3])));
-  return date.toISOString().slice(0, 10) === value;
-}
-
-/** The answers against the form: each problem names the question, never the value given. */
-export function checkAnswers(questions: readonly Question[], answers: Answers): FieldProblem[] {
-  const problems: FieldProblem[] = [];
-  const byId = new Map(questions.map((q) => [q.id, q]));
-  for (const id of Object.keys(answers)) {
-    if (!byId.has(id)) problems.push({ field: `answers.${id}`, message: 'is not a question of the form' });
-  }
-  for (const q of questions) {
-    const value = answers[q.id];
-    const field = `answers.${q.id}`;
-    if (value === undefined) {
-      if (q.required) problems.push({ field, message: 'is required' });
-      continue;
-    }
-    const wrong = (what: string) => problems.push({ field, message: `must be ${what}` });
-    switch (q.type) {
-      case 'text':
-        if (typeof value !== 'string') wrong('a string');
-        else if (value.length > (q.maxLength ?? MAX_TEXT_ANSWER))
-          wrong(`at most ${q.maxLength ?? MAX_TEXT_ANSWER} characters`);
-        else if (q.required && value.trim() === '') wrong('a non-empty string');
-        break;
-      case 'boolean':
-        if (typeof value !== 'boolean') wrong('true or false');
-        break;
-      case 'number':
-        if (typeof value !== 'number' || !Number.isFinite(value)) wrong('a number');
-        break;
-      case 'date':
-        if (typeof value !== 'string' || !isDate(value)) wrong('a date (YYYY-MM-DD)');
-        break;
-      case 'choice':
-        if (typeof value !== 'string' || !(q.options ?? []).includes(value)) wrong('one of the options');
-        break;
-    }
-  }
-  return problems.slice(0, 20);
-}
-
-/** A form's own consistency, beyond its schema: unique ids, options only (and always) for choices. */
-export function checkForm(questions: readonly Question[]): FieldProblem[] {
-  const problems: FieldProblem[] = [];
-  const seen = new Set<string>();
-  questions.forEach((q, i) => {
-    const field = `questions[${i}]`;
-    if (seen.has(q.id)) problems.push({ field: `${field}.id`, message: 'repeats another question id' });
-    seen.add(q.id);
-    if (q.type === 'choice' && q.options === undefined)
-      problems.push({ field: `${field}.options`, message: 'is required for a choice' });
-    if (q.type !== 'choice' && q.options !== undefined)
-      problems.push({ field: `${field}.options`, message: 'is only for a choice' });
-    if (q.type !== 'text' && q.maxLength !== undefined)
-      problems.push({ field: `${field}.maxLength`, message: 'is only for a text question' });
-  });
-  return problems.slice(0, 20);
-}
-
 export type Refusal =
   | { kind: 'not_found' }
   | { kind: 'precondition_failed'; version: number }
@@ -163,11 +47,15 @@ export type Refusal =
 
 /** Whether a new application may be submitted, given what was read under the locks. */
 export function decideSubmit(input: {
+  form: FormRecord;
+  answers: Answers;
   petStatus: PetStatus | undefined;
   openForApplicant: number;
   openForPet: boolean;
   max: number;
 }): Refusal | undefined {
+  const problems = checkAnswers(input.form.questions, input.answers);
+  if (problems.length > 0) return { kind: 'invalid_answers', problems };
   if (input.petStatus === undefined) return { kind: 'pet_not_available', unknown: true };
   if (input.petStatus === 'sold') return { kind: 'pet_not_available', unknown: false };
   if (input.openForPet) return { kind: 'application_exists' };
@@ -372,8 +260,10 @@ export function eraseApplication(
     : { ...app, version: app.version + 1, updatedAt: now };
   const keep = new Set<string>(STATUS_REASONS);
   const history = base.history.map((entry) => {
-    const { reason, note: _note, ...rest } = entry;
-    return reason !== undefined && keep.has(reason) ? { ...rest, reason } : rest;
+    // Free text (notes, withdrawal reasons) may say anything about the person: only the vocabulary stays.
+    const kept: HistoryEntry = { status: entry.status, at: entry.at, by: entry.by };
+    if (entry.reason !== undefined && keep.has(entry.reason)) kept.reason = entry.reason;
+    return kept;
   });
   return {
     after: {
@@ -388,69 +278,6 @@ export function eraseApplication(
   };
 }
 
-/** Reasons from the service's own vocabulary: the only ones events carry (free text may be personal). */
-export const STATUS_REASONS = [
-  'unsuitable',
-  'incomplete',
-  'duplicate',
-  'other',
-  'pet_adopted',
-  'order_cancelled',
-  'pet_removed',
-  'erased',
-] as const;
-
-/** What events carry of an application: ids and statuses. */
-export function eventObject(app: ApplicationRecord): ApplicationEventObject {
-  const object: ApplicationEventObject = {
-    id: app.id,
-    petId: app.petId,
-    applicantId: app.applicantId,
-    formVersion: app.formVersion,
-    status: app.status,
-    createdAt: new Date(app.createdAt).toISOString(),
-    updatedAt: new Date(app.updatedAt).toISOString(),
-  };
-  if (app.statusReason !== null && (STATUS_REASONS as readonly string[]).includes(app.statusReason))
-    object.statusReason = app.statusReason;
-  if (app.orderId !== null) object.orderId = app.orderId;
-  return object;
-}
-
-/**
- * The events of a change: application.submitted for a new one; application.updated for a patch (and the
- * status it reached, if it moved); application.<status> for every status reached.
- */
-export function applicationEvents(
-  before: ApplicationRecord | undefined,
-  after: ApplicationRecord,
-  now: number,
-  patched = false,
-): NewEvent[] {
-  const object = eventObject(after);
-  const change = (previous: Record<string, unknown>) => ({ object, previous, version: after.version });
-  if (!before) return [buildEvent('application.submitted', change({}), now, after.accountId)];
-  const events: NewEvent[] = [];
-  const previous: Record<string, unknown> = {};
-  if (before.status !== after.status) previous.status = before.status;
-  if (before.orderId !== after.orderId) previous.orderId = before.orderId ?? null;
-  if (patched) events.push(buildEvent('application.updated', change(previous), now, after.accountId));
-  if (before.status !== after.status)
-    events.push(
-      buildEvent(`application.${after.status}` as NewEvent['type'], change(previous), now, after.accountId),
-    );
-  return events;
-}
-
-export function erasedEvent(applicant: ApplicantRecord, now: number): NewEvent {
-  return buildEvent(
-    'applicant.erased',
-    { object: { id: applicant.id, erasedAt: new Date(now).toISOString() }, version: 1 },
-    now,
-    applicant.accountId,
-  );
-}
-
 /** Applicants erased by retention: every application ended without adoption before `before`. */
 export function retentionDue(apps: readonly ApplicationRecord[], before: number): boolean {
   return (
@@ -458,3 +285,7 @@ export function retentionDue(apps: readonly ApplicationRecord[], before: number)
     apps.every((app) => !isOpen(app.status) && app.status !== 'adopted' && app.updatedAt < before)
   );
 }
+
+export { checkAnswers, checkForm, type FieldProblem } from './answers.js';
+export { applicationEvents, erasedEvent, eventObject, STATUS_REASONS } from './events.js';
+export type { ApplicantRecord, ApplicationRecord, FormRecord } from './records.js';

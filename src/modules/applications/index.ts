@@ -8,6 +8,7 @@ import type { ApiModule } from '../module.js';
 import { orderMoves, type OrderMove } from '../orders/index.js';
 import { petRemovals, type PetRemoval } from '../pets/index.js';
 import type { TransactionListener } from '../within.js';
+import { actionRoutes } from './action-routes.js';
 import { applicantRoutes } from './applicant-routes.js';
 import { retentionTask } from './retention.js';
 import { DEMO_ACCOUNT, seedApplications } from './seed.js';
@@ -73,6 +74,7 @@ export const applicationsModule: ApiModule = {
   ],
   routes: async (app, context) => {
     await applicationRoutes(app, context);
+    await actionRoutes(app, context);
     await applicantRoutes(app, context);
   },
   errors: applicationErrors.catalogue,

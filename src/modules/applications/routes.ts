@@ -1,28 +1,16 @@
 /** Applications over HTTP: parse, call the store, answer. The rules are in decisions.ts. */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import { hasScope } from '../../http/access.js';
-import { ifMatch as ifMatchOf, notModified, preconditionFailed, strongEtag } from '../../http/conditional.js';
-import { ApiError } from '../../http/errors.js';
-import { idempotencyInput, refusal, replay } from '../../http/idempotency/index.js';
+import { ifMatch as ifMatchOf, notModified, strongEtag } from '../../http/conditional.js';
+import { idempotencyInput } from '../../http/idempotency/index.js';
 import { mergePatchBody, requireDeclaredBody } from '../../http/merge-patch.js';
 import { decodeCursor, sendPage } from '../../http/paging.js';
-import {
-  errorResponses,
-  etagHeader,
-  linkHeader,
-  locationHeader,
-  replayedHeader,
-} from '../../http/responses.js';
+import { errorResponses, linkHeader, locationHeader } from '../../http/responses.js';
 import { MAX_ID, ref } from '../../http/schemas.js';
-import { orderError } from '../orders/index.js';
 import type { ModuleContext } from '../module.js';
-import type { Action, Actor, Refusal } from './decisions.js';
 import { applicationError } from './errors.js';
 import { renderApplication } from './render.js';
 import { DEFAULT_MAX_OPEN_APPLICATIONS } from './settings.js';
 import { applicationStore } from './factory.js';
-import type { FullApplication, Replayable, WriteOutcome } from './store.js';
 import {
   Application,
   ApplicationIdParams,
@@ -31,112 +19,16 @@ import {
   IfMatchHeaders,
   ListApplicationsQuery,
   NewApplication,
-  RejectBody,
-  RequestInfoBody,
-  WithdrawBody,
   type ApplicationStatus,
 } from './schemas.js';
 
-const TAGS = ['applications'];
-const ETAG = {
-  ETag: etagHeader('The application\'s version as a strong ETag (`"<n>"`); send it in If-Match.'),
-};
-const REPLAYED = {
-  'Idempotent-Replayed': replayedHeader('`true` when this response replays an earlier one.'),
-};
-
-function described(status: number, description: string) {
-  return { [status]: { ...errorResponses(status)[status]!, description } };
-}
-
-export function actorOf(request: FastifyRequest): Actor {
-  return {
-    keyId: request.principal!.keyId,
-    accountId: request.principal!.account.id,
-    manager: hasScope(request, 'applications:manage'),
-  };
-}
-
-const notFound = (id: string) =>
-  applicationError('application_not_found', 'No application with this id is visible to this key.');
-
-/** A refusal as the API's error (never quoting what the client sent about the applicant). */
-export function refusalError(id: string, result: Refusal, petId?: number): ApiError {
-  switch (result.kind) {
-    case 'not_found':
-      return notFound(id);
-    case 'precondition_failed':
-      return preconditionFailed(strongEtag(result.version));
-    case 'invalid_transition':
-      return orderError(
-        'invalid_transition',
-        `The application is ${result.status}; this action does not apply to it.`,
-      );
-    case 'pet_not_available':
-      return orderError(
-        'pet_not_available',
-        result.unknown
-          ? `Pet ${petId ?? ''} does not exist.`.replace('  ', ' ')
-          : `Pet ${petId ?? ''} is not available for adoption.`.replace('  ', ' '),
-      );
-    case 'open_application_limit':
-      return applicationError(
-        'open_application_limit',
-        `This applicant already holds ${result.limit} open applications, the most they may.`,
-      );
-    case 'application_exists':
-      return applicationError('application_exists');
-    case 'invalid_answers':
-      return new ApiError('validation_failed', {
-        message: `Invalid request: ${result.problems.map((p) => `${p.field} ${p.message}`).join('; ')}.`,
-        details: result.problems,
-      });
-  }
-}
+import { actorOf, described, ETAG, REPLAYED, replies, TAGS } from './replies.js';
 
 export const applicationRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (app, context) => {
   const { database, clock, config } = context;
   const store = database.repository(applicationStore);
+  const { visibleOrThrow, answer, settle } = replies(store);
   const max = config.maxOpenApplications ?? DEFAULT_MAX_OPEN_APPLICATIONS;
-
-  const visibleOrThrow = (request: FastifyRequest, id: string, found: FullApplication | undefined) => {
-    const actor = actorOf(request);
-    if (!found || (!actor.manager && found.application.accountId !== actor.accountId)) throw notFound(id);
-    return found;
-  };
-  const answer = (reply: FastifyReply, found: FullApplication, status = 200) =>
-    reply
-      .code(status)
-      .header('etag', strongEtag(found.application.version))
-      .send(renderApplication(found.application, found.applicant));
-
-  /** The outcome of a write: the application, its replay (re-read: records keep ids only), or the error. */
-  async function settle(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    id: string,
-    result: Replayable<WriteOutcome>,
-    status: number,
-    petId?: number,
-  ): Promise<FastifyReply> {
-    switch (result.kind) {
-      case 'replayed': {
-        const found = visibleOrThrow(request, id, result.id ? await store.get(result.id) : undefined);
-        replay(reply, result.status);
-        if (result.status === 201) reply.header('location', `/v1/applications/${found.application.id}`);
-        return answer(reply, found, result.status);
-      }
-      case 'idempotency_mismatch':
-        throw refusal('mismatch');
-      case 'idempotency_in_progress':
-        throw refusal('in_progress');
-      case 'done':
-        if (status === 201) reply.header('location', `/v1/applications/${result.application.application.id}`);
-        return answer(reply, result.application, status);
-      default:
-        throw refusalError(id, result, petId);
-    }
-  }
 
   app.post(
     '/applications',
@@ -313,108 +205,4 @@ export const applicationRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async
       return settle(request, reply, id, result, 200);
     },
   );
-
-  const ACTIONS: {
-    action: Action;
-    operationId: string;
-    summary: string;
-    scope: string;
-    body?: object;
-    doc: string;
-  }[] = [
-    {
-      action: 'review',
-      operationId: 'reviewApplication',
-      summary: 'Start reviewing',
-      scope: 'applications:manage',
-      doc: '`submitted` → `in_review`.',
-    },
-    {
-      action: 'request-info',
-      operationId: 'requestApplicationInfo',
-      summary: 'Ask the applicant for more',
-      scope: 'applications:manage',
-      body: RequestInfoBody,
-      doc: '`in_review` → `needs_info`, with `message`.',
-    },
-    {
-      action: 'approve',
-      operationId: 'approveApplication',
-      summary: 'Approve',
-      scope: 'applications:manage',
-      doc: "`in_review` → `approved`: in the same transaction a store order is placed for the application's account (the pet must be `available`) and `orderId` set.",
-    },
-    {
-      action: 'reject',
-      operationId: 'rejectApplication',
-      summary: 'Reject',
-      scope: 'applications:manage',
-      body: RejectBody,
-      doc: '`submitted`, `in_review` or `needs_info` → `rejected`, with `reason` (and `note`).',
-    },
-    {
-      action: 'withdraw',
-      operationId: 'withdrawApplication',
-      summary: 'Withdraw',
-      scope: 'applications:write',
-      body: WithdrawBody,
-      doc: "Your own (or any with `applications:manage`): any open status → `withdrawn`; an approved one's order is cancelled with it and the pet becomes `available`.",
-    },
-  ];
-
-  for (const spec of ACTIONS) {
-    app.post(
-      `/applications/:applicationId/${spec.action}`,
-      {
-        config: { access: { scopes: [spec.scope] } },
-        schema: {
-          operationId: spec.operationId,
-          tags: TAGS,
-          summary: spec.summary,
-          description: `${spec.doc} Any other move answers 409 \`invalid_transition\` naming the current status. \`If-Match\` and \`Idempotency-Key\` honoured.`,
-          params: ApplicationIdParams,
-          headers: IfMatchHeaders,
-          ...(spec.body ? { body: spec.body } : {}),
-          response: {
-            200: { ...ref(Application), headers: { ...ETAG, ...REPLAYED } },
-            ...errorResponses(400, 401, 403, 413, 415, 422),
-            ...described(404, '`application_not_found`.'),
-            ...described(
-              409,
-              '`invalid_transition`, `pet_not_available` (approve) or `idempotency_in_progress`.',
-            ),
-            ...described(412, '`precondition_failed`: If-Match does not match.'),
-          },
-        },
-      },
-      async (request, reply) => {
-        const body = (request.body ?? {}) as { message?: string; reason?: string; note?: string };
-        if (!spec.body && (typeof body !== 'object' || Array.isArray(body) || Object.keys(body).length > 0)) {
-          throw new ApiError('validation_failed', {
-            message: 'Invalid request: this action takes no body (or {}).',
-            details: [{ field: 'body', message: 'must be empty' }],
-          });
-        }
-        const id = request.params.applicationId;
-        const matches = ifMatchOf(request);
-        const idempotency = idempotencyInput(request, spec.operationId, [id, body], clock);
-        const result = await store.act(
-          {
-            id,
-            request: {
-              action: spec.action,
-              actor: actorOf(request),
-              ifMatch: matches && ((version) => matches(strongEtag(version))),
-              message: body.message,
-              reason: body.reason,
-              note: body.note,
-              now: idempotency?.now ?? clock(),
-            },
-          },
-          idempotency,
-        );
-        return settle(request, reply, id, result, 200);
-      },
-    );
-  }
 };

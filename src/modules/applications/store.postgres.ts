@@ -8,15 +8,12 @@ import type { IdempotencyInput } from '../../db/idempotency/records.js';
 import { idempotencyRepository } from '../../db/idempotency/repository.js';
 import type { PostgresIdempotency } from '../../db/idempotency/repository.postgres.js';
 import type { PostgresDatabase } from '../../db/postgres.js';
-import { eventRepository, type PostgresEventAppender } from '../events/index.js';
-import { ordersWithin, type OrderMove } from '../orders/index.js';
-import { petsWithin, type PetRemoval } from '../pets/index.js';
+import { ordersWithin } from '../orders/index.js';
+import { petsWithin } from '../pets/index.js';
 import {
   applicationEvents,
   decideAction,
-  decideOrderMove,
   decidePatch,
-  decidePetRemoved,
   decideSubmit,
   eraseApplication,
   erasedEvent,
@@ -37,10 +34,8 @@ import {
   fromIdempotent,
   fullFromRow,
   listConditions,
-  MAX_EXPORTED,
   newApplicantId,
   newApplicationId,
-  OPEN_SQL,
   recordOf,
   updateValues,
 } from './rows.js';
@@ -55,45 +50,11 @@ import {
   type WriteOutcome,
 } from './store.js';
 import { APPROVAL_ORDER_LIMIT } from './store.sqlite.js';
+const SELECT = `SELECT ${APPLICATION_COLUMNS}, ${APPLICANT_COLUMNS} ${FROM}`;
+import { SQL } from './sql.postgres.js';
+import { PostgresApplicationRows } from './rows.postgres.js';
 
 type Row = Record<string, unknown>;
-const SELECT = `SELECT ${APPLICATION_COLUMNS}, ${APPLICANT_COLUMNS} ${FROM}`;
-
-const SQL = {
-  form: 'SELECT version, questions, updated_at FROM application_forms ORDER BY version DESC LIMIT 1',
-  lockForm:
-    'SELECT version, questions, updated_at FROM application_forms ORDER BY version DESC LIMIT 1 FOR UPDATE',
-  insertForm: 'INSERT INTO application_forms (version, questions, updated_at) VALUES ($1, $2, $3)',
-  byId: `${SELECT} WHERE a.id = $1`,
-  petOf: 'SELECT pet_id FROM applications WHERE id = $1',
-  lockById: `${SELECT} WHERE a.id = $1 FOR UPDATE OF a`,
-  bySeq: `${SELECT} WHERE a.seq = $1`,
-  lockOpenOfPets: `${SELECT} WHERE a.pet_id = ANY($1::bigint[]) AND a.status IN ${OPEN_SQL} ORDER BY a.seq FOR UPDATE OF a`,
-  lockOfApplicant: `${SELECT} WHERE a.applicant_seq = $1 ORDER BY a.seq LIMIT ${MAX_EXPORTED} FOR UPDATE OF a`,
-  ofApplicant: `${SELECT} WHERE a.applicant_seq = $1 ORDER BY a.seq LIMIT ${MAX_EXPORTED}`,
-  applicantById: `SELECT ${APPLICANT_COLUMNS} FROM applicants p WHERE p.id = $1`,
-  lockApplicant: `SELECT ${APPLICANT_COLUMNS} FROM applicants p WHERE p.seq = $1 FOR UPDATE`,
-  // Takes (or waits for) the applicant's row lock: concurrent submissions of one applicant serialise here.
-  upsertApplicant: `INSERT INTO applicants (id, account_id, email_key, name, email, phone, address, consent_at, created_at, updated_at)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $8)
-    ON CONFLICT (account_id, email_key) DO UPDATE SET name = excluded.name, email = excluded.email,
-      phone = coalesce(excluded.phone, applicants.phone), address = coalesce(excluded.address, applicants.address),
-      consent_at = excluded.consent_at, updated_at = excluded.updated_at
-    RETURNING seq`,
-  openCount: `SELECT count(*)::int AS n, count(*) FILTER (WHERE pet_id = $2)::int AS pet FROM applications
-    WHERE applicant_seq = $1 AND status IN ${OPEN_SQL}`,
-  insertApplication: `INSERT INTO applications (id, account_id, applicant_seq, pet_id, answers, form_version, status, history,
-      created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, 'submitted', $7, $8, $8) RETURNING seq`,
-  updateApplication: `UPDATE applications SET answers = $1, form_version = $2, status = $3, status_reason = $4,
-    message = $5, order_id = $6, history = $7, version = $8, updated_at = $9 WHERE seq = $10`,
-  patchApplicant: 'UPDATE applicants SET name = $1, phone = $2, address = $3, updated_at = $4 WHERE seq = $5',
-  eraseApplicant: `UPDATE applicants SET name = NULL, email = NULL, email_key = NULL, phone = NULL, address = NULL,
-    erased_at = $1, updated_at = $1 WHERE seq = $2`,
-  forgetRecords: 'DELETE FROM idempotency_keys WHERE account_id = $1 AND body LIKE $2',
-  retentionCandidates: `SELECT p.seq FROM applicants p WHERE p.erased_at IS NULL AND NOT EXISTS (SELECT 1 FROM applications a
-      WHERE a.applicant_seq = p.seq AND (a.status IN ${OPEN_SQL} OR a.status = 'adopted' OR a.updated_at >= $1))
-    ORDER BY p.seq LIMIT $2`,
-} as const;
 
 /** A refusal decided after a write began: rolls the transaction back, then answers. */
 class Refused extends Error {
@@ -108,33 +69,12 @@ const formOf = (row: Row): FormRecord => ({
   updatedAt: Number(row.updated_at),
 });
 
-export class PostgresApplicationStore implements ApplicationStore {
+export class PostgresApplicationStore extends PostgresApplicationRows implements ApplicationStore {
   private readonly idempotency: PostgresIdempotency;
-  private readonly events: PostgresEventAppender;
 
-  constructor(private readonly db: PostgresDatabase) {
+  constructor(db: PostgresDatabase) {
+    super(db);
     this.idempotency = db.repository(idempotencyRepository);
-    this.events = db.repository(eventRepository);
-  }
-
-  private async save(
-    client: PoolClient,
-    before: ApplicationRecord | undefined,
-    after: ApplicationRecord,
-    now: number,
-    patched = false,
-  ) {
-    await client.query({
-      name: 'applications_update',
-      text: SQL.updateApplication,
-      values: updateValues(after),
-    });
-    await this.events.appendAll(client, applicationEvents(before, after, now, patched));
-  }
-
-  private async full(client: PoolClient, seq: number): Promise<FullApplication> {
-    const { rows } = await client.query<Row>({ name: 'applications_by_seq', text: SQL.bySeq, values: [seq] });
-    return fullFromRow(rows[0]!);
   }
 
   async form(): Promise<FormRecord> {
@@ -206,14 +146,16 @@ export class PostgresApplicationStore implements ApplicationStore {
           values: [seq, input.petId],
         })
       ).rows[0]!;
+      const form = formOf((await client.query<Row>({ name: 'applications_form', text: SQL.form })).rows[0]!);
       const refusal = decideSubmit({
+        form,
+        answers: input.answers,
         petStatus: pets.get(input.petId),
         openForApplicant: counts.n,
         openForPet: counts.pet > 0,
         max: input.max,
       });
       if (refusal) throw new Refused(refusal);
-      const form = formOf((await client.query<Row>({ name: 'applications_form', text: SQL.form })).rows[0]!);
       const history = [{ status: 'submitted', at: new Date(input.now).toISOString(), by: input.keyId }];
       const inserted = await client.query<{ seq: number }>({
         name: 'applications_insert',
@@ -421,46 +363,5 @@ export class PostgresApplicationStore implements ApplicationStore {
       if (done) erased++;
     }
     return erased;
-  }
-
-  /** Orders' listener (within.ts): the pets' and orders' locks are held; the applications are locked here. */
-  async onOrderMoves(client: PoolClient, moves: readonly OrderMove[]): Promise<void> {
-    const relevant = moves.filter((m) => m.to === 'delivered' || m.to === 'cancelled');
-    if (relevant.length === 0) return;
-    const { rows } = await client.query<Row>({
-      name: 'applications_lock_open_of_pets',
-      text: SQL.lockOpenOfPets,
-      values: [relevant.map((m) => m.petId)],
-    });
-    const apps = rows.map(applicationFromRow);
-    for (const move of relevant) {
-      const ofPet = apps.filter((a) => a.petId === move.petId);
-      for (const after of decideOrderMove(ofPet, move)) {
-        const index = apps.findIndex((a) => a.seq === after.seq);
-        await this.save(client, apps[index], after, move.now);
-        apps[index] = after;
-      }
-    }
-  }
-
-  /** Pets' listener: the removed pets' open applications close. */
-  async onPetRemovals(client: PoolClient, removals: readonly PetRemoval[]): Promise<void> {
-    const { rows } = await client.query<Row>({
-      name: 'applications_lock_open_of_pets',
-      text: SQL.lockOpenOfPets,
-      values: [removals.map((r) => r.petId)],
-    });
-    const apps = rows.map(applicationFromRow);
-    for (const removal of removals) {
-      const ofPet = apps.filter((a) => a.petId === removal.petId);
-      for (const after of decidePetRemoved(ofPet, removal.now)) {
-        await this.save(
-          client,
-          ofPet.find((a) => a.seq === after.seq),
-          after,
-          removal.now,
-        );
-      }
-    }
   }
 }

@@ -187,7 +187,10 @@ export class SqliteApplicationStore implements ApplicationStore {
       const emailKey = input.applicant.email.toLowerCase();
       const existing = this.stmt.applicantByEmail.get(input.accountId, emailKey);
       const applicantSeq = existing ? Number(existing.p_seq) : undefined;
+      const form = this.currentForm();
       const refusal = decideSubmit({
+        form,
+        answers: input.answers,
         petStatus: petsWithin.sqliteStatus(this.database, input.petId),
         openForApplicant: applicantSeq === undefined ? 0 : this.stmt.openCount.get(applicantSeq)!,
         openForPet:
@@ -218,7 +221,7 @@ export class SqliteApplicationStore implements ApplicationStore {
           seq,
           input.petId,
           JSON.stringify(input.answers),
-          this.currentForm().version,
+          form.version,
           JSON.stringify(history),
           input.now,
           input.now,

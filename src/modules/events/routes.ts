@@ -23,9 +23,10 @@ export const eventRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (app,
         tags: ['events'],
         summary: 'List events',
         description:
-          'Changes of pets and orders, oldest first, at most `limit` (default 20), optionally of one `type`. ' +
+          'Changes of pets, orders and applications, oldest first, at most `limit` (default 20), optionally of one `type`. ' +
           "`pet.*` events are visible to every key with `events:read`; `order.*` only to the order's account, " +
-          'or to keys with `orders:manage`. **Every** page carries `Link: <…>; rel="next"`, also an empty or ' +
+          "or to keys with `orders:manage`; `application.*` and `applicant.*` only to the application's account " +
+          'while the key holds `applications:read`, or to keys with `applications:manage`. **Every** page carries `Link: <…>; rel="next"`, also an empty or ' +
           'short one: it points after the last event shown (or repeats the cursor when nothing was new), so a ' +
           'client polls by following it. The body is a plain JSON array of events, each exactly as webhook ' +
           `receivers get it. Events are kept 30 days. ${rateLimitNote}`,
@@ -51,7 +52,12 @@ export const eventRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (app,
         afterSeq,
         type,
         limit,
-        viewer: { accountId: principal.account.id, allOrders: hasScope(request, 'orders:manage') },
+        viewer: {
+          accountId: principal.account.id,
+          allOrders: hasScope(request, 'orders:manage'),
+          allApplications: hasScope(request, 'applications:manage'),
+          ownApplications: hasScope(request, 'applications:read'),
+        },
       });
       const last = rows.at(-1);
       const next = last === undefined ? cursor : encodeCursor(last.seq);

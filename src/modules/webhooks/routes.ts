@@ -88,6 +88,9 @@ function neededScopes(events: readonly string[], ordersManage: boolean, all: rea
   const types: readonly string[] = events.includes('*') ? all : events;
   const needed: Scope[][] = [];
   if (types.some((t) => t.startsWith('pet.'))) needed.push(['events:read', 'pets:read']);
+  if (types.some((t) => t.startsWith('application.') || t.startsWith('applicant.'))) {
+    needed.push(['applications:read']);
+  }
   if (types.some((t) => t.startsWith('order.'))) {
     needed.push(['orders:read']);
     if (ordersManage) needed.push(['orders:manage']);
