@@ -20,6 +20,8 @@ import { dirname, join } from 'node:path';
 import process from 'node:process';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { applyActions } from './apply.js';
+import { applicationsApi } from './applications-api.js';
 import { startSite, TYPES } from './site.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -68,7 +70,7 @@ async function main(): Promise<void> {
 
   // The page's origin must be known before the service starts: it is what CORS_ORIGINS allows. Until the
   // setup below ends, the site answers with a "starting…" page.
-  const site = await startSite(HERE, ['index.html', 'app.js', 'style.css'], port);
+  const site = await startSite(HERE, ['index.html', 'app.js', 'apply-form.js', 'style.css'], port);
   const origin = site.origin;
   log(`Starting the storefront at ${origin}/ (it answers "starting…" until it is ready)`);
 
@@ -85,6 +87,13 @@ async function main(): Promise<void> {
   await cli(['migrate'], env);
   const created = JSON.parse(
     await cli(['keys', 'create', '--account', 'storefront-demo', '--scopes', 'pets:read', '--json'], env),
+  ) as { key: string };
+  // The shop's key for applications stays in this process: the page posts to this server, never to the API.
+  const writer = JSON.parse(
+    await cli(
+      ['keys', 'create', '--account', 'storefront-demo', '--scopes', 'applications:write', '--json'],
+      env,
+    ),
   ) as { key: string };
   const api = await serveApi({ ...env, PORT: '0', HOST: '127.0.0.1', CORS_ORIGINS: origin });
   const stop = () => {
@@ -104,14 +113,17 @@ async function main(): Promise<void> {
     await cli(['seed', '--pets', String(seedPets)], env);
   }
 
-  site.ready({
-    '/sdk.js': { type: TYPES['.js']!, body: bundle.outputFiles[0]!.text },
-    '/config.js': {
-      type: TYPES['.js']!,
-      // Demo only: a read-only key in a page is readable by whoever opens it.
-      body: `window.STOREFRONT = ${JSON.stringify({ apiBase: api.base, apiKey: created.key })};\n`,
+  site.ready(
+    {
+      '/sdk.js': { type: TYPES['.js']!, body: bundle.outputFiles[0]!.text },
+      '/config.js': {
+        type: TYPES['.js']!,
+        // Demo only: a read-only key in a page is readable by whoever opens it.
+        body: `window.STOREFRONT = ${JSON.stringify({ apiBase: api.base, apiKey: created.key })};\n`,
+      },
     },
-  });
+    applyActions(applicationsApi(api.base, writer.key), origin),
+  );
   log(`API: ${api.base} (demo key for account storefront-demo, scope pets:read)`);
   // Last, and alone on its line: what to open (a test waits for it).
   log(`Storefront: ${origin}/`);

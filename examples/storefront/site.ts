@@ -23,7 +23,7 @@ export interface Asset {
   body: Buffer | string;
 }
 
-/** A handler of one non-GET path (the apply form's submission). */
+/** The handler of one path the page calls on this server (the apply form's); it answers any method. */
 export type Action = (request: IncomingMessage, response: ServerResponse) => Promise<void>;
 
 /** Requests held on /ready at once; more are answered 503 at once (the page's refresh takes over). */
@@ -69,10 +69,6 @@ export async function startSite(dir: string, names: string[], port: number): Pro
     }
     const action = actions[path];
     if (action !== undefined) {
-      if (request.method !== 'POST') {
-        response.writeHead(405, { allow: 'POST' }).end();
-        return;
-      }
       action(request, response).catch(() => {
         if (!response.headersSent) response.writeHead(500, { 'content-type': 'text/plain' });
         response.end();
