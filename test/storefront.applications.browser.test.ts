@@ -327,4 +327,74 @@ describe('"Apply to adopt" on the storefront, end to end in headless Chromium', 
     assert.match((await page.locator('.adopted').textContent()) ?? '', /has found a home/);
     assert.deepEqual(failures, []);
   });
+
+  test("the shop's server takes its own page's JSON only, bounded, only the form's fields, a few a minute", async () => {
+    const pets = (await api(staff, 'GET', '/pets?status=available&limit=100')).json as unknown as {
+      id: number;
+    }[];
+    const free = [];
+    for (const pet of pets) {
+      if (
+        ((await api(staff, 'GET', `/applications?petId=${pet.id}`)).json as unknown as unknown[]).length === 0
+      )
+        free.push(pet.id);
+      if (free.length === 1) break;
+    }
+    const body = {
+      petId: free[0],
+      applicant: { name: 'Jan Kowalski', email: 'jan@example.net' },
+      answers: { household: 'Just me', home: 'apartment', 'other-pets': false },
+      consent: { dataProcessing: true },
+    };
+    const post = (payload: string, headers: Record<string, string> = {}) =>
+      fetch(`${origin}/api/applications`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', origin, ...headers },
+        body: payload,
+      });
+    const refused = async (response: Response, status: number, code: string) => {
+      assert.equal(response.status, status);
+      const error = (await response.json()) as { code: string; status: number; message: string };
+      assert.deepEqual([error.code, error.status], [code, status]);
+    };
+    await refused(
+      await post(JSON.stringify(body), { origin: 'http://elsewhere.example' }),
+      403,
+      'forbidden_origin',
+    );
+    await refused(
+      await post(JSON.stringify(body), { 'content-type': 'text/plain' }),
+      415,
+      'unsupported_media_type',
+    );
+    await refused(await post(`{"petId": 1, "pad": "${'x'.repeat(70 * 1024)}"}`), 413, 'payload_too_large');
+    await refused(await post('{"petId": '), 400, 'invalid_json');
+
+    // What the form does not have is dropped, not forwarded (the API would refuse unknown fields).
+    const sneaky = {
+      ...body,
+      status: 'approved',
+      orderId: 1,
+      applicant: { ...body.applicant, erasedAt: null, admin: true },
+      consent: { dataProcessing: true, at: '2000-01-01T00:00:00Z' },
+    };
+    const made = await post(JSON.stringify(sneaky));
+    assert.equal(made.status, 201, await made.clone().text());
+    const { id, status } = (await made.json()) as { id: string; status: string };
+    assert.equal(status, 'submitted');
+    const stored = (await api(staff, 'GET', `/applications/${id}`)).json;
+    assert.equal(stored.status, 'submitted');
+    assert.equal(stored.orderId, undefined);
+
+    // A flood from one visitor meets a 429 within the window's allowance (10 a minute, some used above).
+    let flooded: Response | undefined;
+    for (let i = 0; i < 11 && !flooded; i++) {
+      const response = await post(JSON.stringify({ ...body, consent: { dataProcessing: false } }));
+      if (response.status === 429) flooded = response;
+      else await refused(response, 400, 'consent_required');
+    }
+    assert.ok(flooded, 'a 429 before the eleventh submission');
+    assert.ok(Number(flooded.headers.get('retry-after')) > 0);
+    await refused(flooded, 429, 'rate_limited');
+  });
 });
