@@ -5,7 +5,8 @@
  * through the API; a person applies for the same pet on the page (first with mistakes, shown field by field);
  * staff review and approve from the CLI and the order is delivered through the API; then the pet is sold, the
  * person's application adopted, the other one closed (`pet_adopted`), and the receiver got each step's
- * signed event, without personal data. The apply form's screenshot is left in test-artifacts/.
+ * signed event, without personal data. The empty form's screenshot is docs/storefront-apply.png; the one with
+ * its field errors is left in test-artifacts/.
  *
  * `npm test` builds first; run `npm run build` before running this file alone. Without /usr/bin/chromium
  * the suite is skipped with a notice, except under CI=true (.ci/run installs it).
@@ -191,7 +192,8 @@ describe('"Apply to adopt" on the storefront, end to end in headless Chromium', 
     assert.equal(await form.locator('select[name="answers.home"] option').count(), 5, 'Choose… and four');
     assert.equal(await form.locator('input[type="radio"][name="answers.other-pets"]').count(), 2);
     mkdirSync(ARTIFACTS, { recursive: true });
-    await page.locator('dialog#animal').screenshot({ path: join(ARTIFACTS, 'storefront-apply-form.png') });
+    // The storefront README's picture of the form.
+    await page.locator('dialog#animal').screenshot({ path: join(ROOT, 'docs', 'storefront-apply.png') });
 
     // Mistakes: no consent (the shop's server keeps the data), a bad address, required answers missing.
     await form.locator('[name="applicant.name"]').fill(PERSON.name);
