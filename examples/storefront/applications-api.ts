@@ -1,26 +1,19 @@
-/** The API calls the storefront's server makes for "Apply to adopt", with the shop's applications key. */
-import type { ApplicationsApi, Refusal } from './apply.js';
+/**
+ * The API calls the storefront's server makes for "Apply to adopt", through the SDK with the shop's
+ * applications key. The SDK's errors (PetAdoptionError: status, code, message, details) are what apply.ts
+ * passes on to the page; anything else (the API unreachable) becomes its 502.
+ */
+import { PetAdoptionClient } from '../../packages/client/src/index.js';
+import type { ApplicationsApi } from './apply.js';
 
 export function applicationsApi(base: string, key: string): ApplicationsApi {
-  const call = async (path: string, init: RequestInit = {}) => {
-    const response = await fetch(`${base}${path}`, {
-      ...init,
-      headers: { authorization: `Bearer ${key}`, ...(init.headers as Record<string, string>) },
-    });
-    const body = (await response.json()) as unknown;
-    if (!response.ok) throw body as Refusal;
-    return body;
-  };
+  // The SDK takes the service's origin; it adds /v1 itself.
+  const client = new PetAdoptionClient({ apiKey: key, baseUrl: new URL(base).origin });
   return {
-    form: () => call('/application-form'),
-    submit: async (submission, idempotencyKey) =>
-      (await call('/applications', {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}),
-        },
-        body: JSON.stringify(submission),
-      })) as { id: string; status: string },
+    form: () => client.applications.form.get(),
+    submit: async (submission, idempotencyKey) => {
+      const made = await client.applications.create(submission, idempotencyKey ? { idempotencyKey } : {});
+      return { id: made.id, status: made.status };
+    },
   };
 }
