@@ -11,6 +11,7 @@ import type { TransactionListener } from '../within.js';
 import { actionRoutes } from './action-routes.js';
 import { applicantRoutes } from './applicant-routes.js';
 import { retentionTask } from './retention.js';
+import { DEMO_ACCOUNT, seedApplications } from './seed.js';
 import { applicationErrors } from './errors.js';
 import { applicationRoutes } from './routes.js';
 import {
@@ -79,6 +80,13 @@ export const applicationsModule: ApiModule = {
   errors: applicationErrors.catalogue,
   settings: applicationSettings,
   background: retentionTask,
+  seed: {
+    label: 'Adding demo applications',
+    help:
+      `and applications for six of the newest available pets from the account ${DEMO_ACCOUNT}, in every ` +
+      'status of the workflow (one adopted through its order)',
+    run: ({ database, now }) => seedApplications(database, now),
+  },
   events: [
     {
       type: 'application.submitted',
