@@ -57,7 +57,7 @@ const QUEUE_CYCLE = [
  * and counts that account's open orders under its lock, so approvals on one account would be serialised and
  * count ever more orders; real applications come from many.
  */
-export const APPROVAL_ACCOUNTS = 2_000;
+export const APPROVAL_ACCOUNTS = 500;
 
 /** Ids 1..pets in seeding order; the k-th available demo pet (0-based): index i with i % 4 in {0, 1}. */
 const availablePet = (k: number): number => Math.floor(k / 2) * 4 + (k % 2) + 1;
@@ -266,6 +266,7 @@ export async function startApplicationsService(
     const started = Date.now();
     const key = await createKey(env, STAFF_ACCOUNT);
     await seed(env, setup.pets);
+    const seeded = Date.now();
     const available = Math.floor(setup.pets / 4) * 2;
     const now = Date.now();
     if (setup.queue) {
@@ -292,7 +293,8 @@ export async function startApplicationsService(
     }
     ctx.log(
       `applications (${backend}): ${setup.pets} pets, ${setup.queue ?? 0} queued, ${setup.approvable ?? 0} ` +
-        `in review, set up in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+        `in review, set up in ${((Date.now() - started) / 1000).toFixed(1)} s ` +
+        `(applications and accounts ${((Date.now() - seeded) / 1000).toFixed(1)} s)`,
     );
     const logName = `service-applications-${backend}`;
     const server = await ctx.serve(`service (applications, ${backend})`, logName, env);
