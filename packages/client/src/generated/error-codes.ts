@@ -6,6 +6,7 @@ export const ERROR_CODES = [
   'validation_failed', // 400
   'invalid_json', // 400
   'bad_request', // 400
+  'invalid_cursor', // 400
   'consent_required', // 400
   'missing_api_key', // 401
   'malformed_api_key', // 401

@@ -98,7 +98,7 @@ export interface paths {
     put?: never;
     /**
      * Add a photo
-     * @description The body is the image itself: `image/jpeg`, `image/png` or `image/webp`, at most 10 MiB and 50 megapixels. The service keeps the original and serves WebP renderings (small fits 100×100, medium 300×300, large 600×600, full ≤ 1600 on its long side), upright, with every metadata block (EXIF, GPS, XMP, ICC) removed. A body that does not decode, is truncated, is not the type its Content-Type says, or declares dimensions past the limit answers 422 `invalid_image`; another type 415. At most 20 photos a pet (409 `photo_limit`); the first is the primary one. Supports `Idempotency-Key`. Every response carries the rate-limit headers (see components.headers).
+     * @description The body is the image itself: `image/jpeg`, `image/png` or `image/webp`, at most 10 MiB, each side at most 16384 pixels and at most 50 megapixels (checked from the image's header before any pixel is decoded). The service keeps the original, upright and re-encoded without metadata, and serves WebP renderings (small fits 100×100, medium 300×300, large 600×600, full ≤ 1600 on its long side), upright, with every metadata block (EXIF, GPS, XMP, ICC) removed. A body that does not decode, is truncated, is not the type its Content-Type says, or declares dimensions past the limits answers 422 `invalid_image` naming the limit; a body of another type (or none) 415 naming the accepted types. Decoding runs under a memory budget for the whole instance: an upload that finds no room within a short wait answers 503 `overloaded` with `Retry-After`. At most 20 photos a pet (409 `photo_limit`); the first is the primary one. Supports `Idempotency-Key` (a replay does no image work). Every response carries the rate-limit headers (see components.headers).
      */
     post: operations['addPetPhoto'];
     delete?: never;
@@ -691,6 +691,7 @@ export interface components {
         | 'validation_failed'
         | 'invalid_json'
         | 'bad_request'
+        | 'invalid_cursor'
         | 'consent_required'
         | 'missing_api_key'
         | 'malformed_api_key'
@@ -1810,7 +1811,7 @@ export interface operations {
       query?: {
         /** @description Page size, 1..100. Values outside the range are rejected with 400, never clamped. */
         limit?: number;
-        /** @description Opaque cursor taken from the `Link: rel="next"` header of the previous page. Use it with the same `status`. */
+        /** @description Opaque cursor taken from the `Link: rel="next"` header of the previous page. Use it with the same `status`: a cursor is valid only for the query it was issued for; any other, or an altered one, is `400 invalid_cursor`. */
         cursor?: string;
         /** @description Only pets with this status. Omitted: no filter. */
         status?: 'available' | 'pending' | 'sold';
@@ -4406,7 +4407,7 @@ export interface operations {
         sort?: 'newest' | 'oldest' | 'distance' | 'name';
         /** @description Page size, 1..100. Values outside the range are rejected with 400, never clamped. */
         limit?: number;
-        /** @description Opaque cursor taken from the `Link: rel="next"` header of the previous page. Use it with the same parameters. */
+        /** @description Opaque cursor taken from the `Link: rel="next"` header of the previous page. Use it with the same parameters: a cursor is valid only for the query it was issued for; any other, or an altered one, is `400 invalid_cursor`. */
         cursor?: string;
       };
       header?: never;
@@ -4675,7 +4676,7 @@ export interface operations {
       query?: {
         /** @description Page size, 1..100. Values outside the range are rejected with 400, never clamped. */
         limit?: number;
-        /** @description Opaque cursor taken from the `Link: rel="next"` header of the previous page. Use it with the same filters. */
+        /** @description Opaque cursor taken from the `Link: rel="next"` header of the previous page. Use it with the same filters: a cursor is valid only for the query it was issued for; any other, or an altered one, is `400 invalid_cursor`. */
         cursor?: string;
         /** @description Only orders with this status. */
         status?: 'placed' | 'approved' | 'delivered' | 'cancelled';
@@ -6063,7 +6064,7 @@ export interface operations {
       query?: {
         /** @description Page size, 1..100. Values outside the range are rejected with 400, never clamped. */
         limit?: number;
-        /** @description Opaque cursor taken from the `Link: rel="next"` header of the previous page. Use it with the same filters and sort. */
+        /** @description Opaque cursor taken from the `Link: rel="next"` header of the previous page. Use it with the same filters and sort: a cursor is valid only for the query it was issued for; any other, or an altered one, is `400 invalid_cursor`. */
         cursor?: string;
         /** @description Only these statuses, comma-separated. */
         status?: string;
@@ -8939,7 +8940,7 @@ export interface operations {
           | 'applicant.erased';
         /** @description Page size, 1..100. Values outside the range are rejected with 400, never clamped. */
         limit?: number;
-        /** @description Opaque cursor taken from the `Link: rel="next"` header of the previous page (or poll). Use it with the same `type`. */
+        /** @description Opaque cursor taken from the `Link: rel="next"` header of the previous page (or poll). Use it with the same `type`: a cursor is valid only for the query it was issued for; any other, or an altered one, is `400 invalid_cursor`. */
         cursor?: string;
       };
       header?: never;
@@ -9077,7 +9078,7 @@ export interface operations {
       query?: {
         /** @description Page size, 1..100. Values outside the range are rejected with 400, never clamped. */
         limit?: number;
-        /** @description Opaque cursor taken from the `Link: rel="next"` header of the previous page. Use it with the same `limit`. */
+        /** @description Opaque cursor taken from the `Link: rel="next"` header of the previous page. Use it with the same `limit`: a cursor is valid only for the query it was issued for; any other, or an altered one, is `400 invalid_cursor`. */
         cursor?: string;
       };
       header?: never;
@@ -10183,7 +10184,7 @@ export interface operations {
       query?: {
         /** @description Page size, 1..100. Values outside the range are rejected with 400, never clamped. */
         limit?: number;
-        /** @description Opaque cursor taken from the `Link: rel="next"` header of the previous page. Use it with the same `limit`. */
+        /** @description Opaque cursor taken from the `Link: rel="next"` header of the previous page. Use it with the same `limit`: a cursor is valid only for the query it was issued for; any other, or an altered one, is `400 invalid_cursor`. */
         cursor?: string;
       };
       header?: never;
