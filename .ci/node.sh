@@ -2,8 +2,9 @@
 #   source .ci/node.sh
 # When the `node` on PATH is already 24, it is used as it is. Otherwise the `node-linux-<arch>` package of
 # the npm registry (the official binary with its C headers) is unpacked once into the user's cache directory,
-# outside any clone, and reused from there: a second clone fetches nothing. Native addons (better-sqlite3)
-# build against those headers through npm_config_nodedir, offline: the registry is the only network needed.
+# outside any clone, and reused from there: a second clone fetches nothing. The registry is the only network
+# needed: better-sqlite3 and sharp ship prebuilt Node-API binaries, and an addon that builds from source
+# finds the headers through npm_config_nodedir instead of downloading them.
 # CI_NODE_VERSION picks another release of the 24 line (a security release, say).
 
 CI_NODE_VERSION="${CI_NODE_VERSION:-24.21.0}"

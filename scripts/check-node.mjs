@@ -7,9 +7,13 @@
 import process from 'node:process';
 import { fileURLToPath } from 'node:url';
 
-/** The oldest supported release; package.json's `engines` says the same (test/runtime.test.ts checks). */
-export const MINIMUM = '22.13.0';
-export const SUPPORTED = `Node.js 24 LTS (or 22.13 and later)`;
+/**
+ * The oldest supported release; package.json's `engines` says the same (test/runtime.test.ts checks). 22.14
+ * is the first 22 with Node-API 10, which better-sqlite3's prebuilt binary needs (on an older Node it does not
+ * fail to load: it crashes the process).
+ */
+export const MINIMUM = '22.14.0';
+export const SUPPORTED = `Node.js 24 LTS (or 22.14 and later)`;
 
 /** Why `version` (as in process.versions.node) cannot run the service, or undefined when it can. */
 export function unsupported(version) {

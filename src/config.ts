@@ -211,7 +211,8 @@ const SERVICE_VARIABLES: readonly Variable[] = [
   {
     name: 'ACCEPT_COPIES',
     default: '256',
-    description: 'Extra accept handles on the API port, so connection storms are accepted at once; 0: none.',
+    description:
+      'Extra listening sockets on the API port (SO_REUSEPORT), so connection storms are accepted at once; 0: none.',
   },
 ];
 

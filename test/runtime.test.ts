@@ -1,5 +1,5 @@
 /**
- * The supported runtime is Node.js 24 LTS (22.13 and later run it too), and every place that names a version
+ * The supported runtime is Node.js 24 LTS (22.14 and later run it too), and every place that names a version
  * says the same: package.json's engines, .nvmrc, the Dockerfile's images, CI's Node and the check that
  * `npm start` and `npm test` run first. On an older Node that check stops with one line, before anything
  * loads a native module built for another version.
@@ -15,8 +15,8 @@ import { ROOT } from '../support/processes.js';
 const read = (path: string): string => readFileSync(join(ROOT, path), 'utf8');
 
 describe('the runtime check', () => {
-  test('refuses Node 18, 20 and 22 before 22.13, naming the supported versions in one line', () => {
-    for (const version of ['18.20.8', '20.20.2', '22.11.0', '22.12.0', '21.7.3', '8.0.0']) {
+  test('refuses Node 18, 20, and 22 before 22.14, naming the supported versions in one line', () => {
+    for (const version of ['18.20.8', '20.20.2', '22.12.0', '22.13.1', '21.7.3', '8.0.0']) {
       const message = unsupported(version);
       assert.ok(message, version);
       assert.match(message, new RegExp(`^This is Node\\.js ${version.replaceAll('.', '\\.')};`));
@@ -25,8 +25,8 @@ describe('the runtime check', () => {
     }
   });
 
-  test('accepts 22.13 and later, 24 and newer majors', () => {
-    for (const version of ['22.13.0', '22.22.1', '23.0.0', '24.0.0', '24.21.0', '25.2.1', '100.0.0']) {
+  test('accepts 22.14 and later, 24 and newer majors', () => {
+    for (const version of ['22.14.0', '22.22.1', '23.0.0', '24.0.0', '24.21.0', '25.2.1', '100.0.0']) {
       assert.equal(unsupported(version), undefined, version);
     }
   });
