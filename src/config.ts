@@ -73,7 +73,7 @@ export interface Config extends ModuleSettings {
   maxConnections: number;
   /** A port of its own for `GET /healthz` (the liveness probe); unset: none. */
   healthPort: number | undefined;
-  /** Extra accept handles on the API's listening socket (http/accept-copies.ts); 0: none. */
+  /** Extra listening sockets on the API's port (http/accept-listeners.ts); 0: none. */
   acceptCopies: number;
 }
 

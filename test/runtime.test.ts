@@ -20,7 +20,7 @@ describe('the runtime check', () => {
       const message = unsupported(version);
       assert.ok(message, version);
       assert.match(message, new RegExp(`^This is Node\\.js ${version.replaceAll('.', '\\.')};`));
-      assert.match(message, /Node\.js 24 LTS \(or 22\.13 and later\)/);
+      assert.match(message, /Node\.js 24 LTS \(or 22\.14 and later\)/);
       assert.doesNotMatch(message, /\n/);
     }
   });
