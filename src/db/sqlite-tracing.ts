@@ -90,12 +90,14 @@ export function describeStatement(sql: string): StatementDescription {
 let tracer: Tracer | undefined;
 
 /**
- * Runs `execute` as a span described by `description` when a span is active (a request's), else plainly.
+ * Runs `execute` as a span described by `description` when a recorded span is active (a request's), else
+ * plainly.
  * A thrown error ends the span with the error's code (SQLITE_BUSY, …) as `error.type`, and is rethrown.
  */
 export function traced<T>(description: StatementDescription, execute: () => T): T {
   const parent = context.active();
-  if (trace.getSpan(parent) === undefined) return execute();
+  // No request, or one the sampler left out: a statement has no children, so no span is needed to carry on.
+  if (trace.getSpan(parent)?.isRecording() !== true) return execute();
   tracer ??= trace.getTracer('pet-adoption-sqlite', SERVICE_VERSION);
   const span: Span = tracer.startSpan(
     description.name,
