@@ -73,7 +73,7 @@ export interface Config extends ModuleSettings {
   maxConnections: number;
   /** A port of its own for `GET /healthz` (the liveness probe); unset: none. */
   healthPort: number | undefined;
-  /** Extra accept handles on the API's listening socket (http/accept-copies.ts); 0: none. */
+  /** Extra listening sockets on the API's port (http/accept-listeners.ts); 0: none. */
   acceptCopies: number;
   /** The key authenticating list cursors (http/cursors.ts); unset: one made once and kept in the database. */
   cursorSecret: string | undefined;
@@ -213,7 +213,8 @@ const SERVICE_VARIABLES: readonly Variable[] = [
   {
     name: 'ACCEPT_COPIES',
     default: '256',
-    description: 'Extra accept handles on the API port, so connection storms are accepted at once; 0: none.',
+    description:
+      'Extra listening sockets on the API port (SO_REUSEPORT), so connection storms are accepted at once; 0: none.',
   },
   {
     name: 'CURSOR_SECRET',

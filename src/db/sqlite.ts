@@ -14,7 +14,8 @@ import { foldText } from './fold.js';
 import { wellFormedJsonText } from './well-formed-json.js';
 import { pendingMigrations } from './migrations.js';
 import { settle, TurnBatch, type Settled } from './turn-batch.js';
-import { bindToCaller } from '../telemetry/context.js';
+import { bindToCaller, tracingOn } from '../telemetry/context.js';
+import { describeStatement, traced } from './sqlite-tracing.js';
 
 /** The database cannot serve this right now (locked, I/O error, disk full): a 503, not a 500. */
 export function translateSqliteError(error: unknown): unknown {
@@ -32,6 +33,12 @@ export function runAsPromise<T>(fn: () => T): Promise<T> {
   } catch (error) {
     return Promise.reject(translateSqliteError(error));
   }
+}
+
+/** A statement's runs as spans of the request running them (sqlite-tracing.ts). */
+function traceStatement(sql: string): (execute: () => unknown) => unknown {
+  const description = describeStatement(sql);
+  return (execute) => traced(description, execute);
 }
 
 function isBusy(error: unknown): boolean {
@@ -92,7 +99,8 @@ export class SqliteDatabase implements Database {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     this.timeoutMs = options.timeoutMs ?? 2_000;
     this.db = new BetterSqlite3(path);
-    countSqliteStatements(this.db, this.costs);
+    // Tracing starts before the database opens (cli/serve.ts), so the choice is made once, here.
+    countSqliteStatements(this.db, this.costs, tracingOn() ? traceStatement : undefined);
     try {
       // Opening and migrating may wait for another process's migration, before anything else runs.
       this.db.pragma(`busy_timeout = ${STARTUP_BUSY_WAIT_MS}`);
