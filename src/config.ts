@@ -3,9 +3,8 @@
  * a bad value throws a ConfigError naming the variable, and the CLI turns that into a clean exit.
  * A module's own variables are declared by the module (ApiModule.settings) and merged in here.
  */
-import { settingsOf } from './modules/declared.js';
-import { MODULES } from './modules/index.js';
 import type { ModuleSettings } from './modules/module.js';
+import { MODULE_SETTINGS } from './modules/settings.js';
 
 export class ConfigError extends Error {
   constructor(
@@ -218,17 +217,17 @@ const SERVICE_VARIABLES: readonly Variable[] = [
 type Env = Record<string, string | undefined>;
 
 /**
- * Every variable the service reads, in one table: the service's own, then each module's (ApiModule.settings)
+ * Every variable the service reads, in one table: the service's own, then each module's (src/modules/settings.ts)
  * in module order. `.env.example` is generated from it (`npm run generate:env`), and test/deploy.test.ts
  * holds it to `loadConfig`: the same names, and each default, given explicitly, loads the same
  * configuration as leaving the variable unset. The README's configuration table says more.
  */
-export const VARIABLES: readonly Variable[] = [...SERVICE_VARIABLES, ...settingsOf(MODULES)];
+export const VARIABLES: readonly Variable[] = [...SERVICE_VARIABLES, ...MODULE_SETTINGS];
 
 /** The modules' settings, each parsed by its module; a bad value throws a ConfigError naming its variable. */
 function moduleSettings(env: Env): ModuleSettings {
   const settings: Record<string, unknown> = {};
-  for (const { name, key, parse } of settingsOf(MODULES)) {
+  for (const { name, key, parse } of MODULE_SETTINGS) {
     const raw = env[name];
     try {
       settings[key] = parse(raw === '' ? undefined : raw);

@@ -1,5 +1,6 @@
 import { eventsOf } from '../declared.js';
 import type { ApiModule } from '../module.js';
+import { eventScopes } from './scopes.js';
 import { EVENT_RETENTION_MS, eventRepository } from './repository.js';
 import { eventRoutes } from './routes.js';
 import { eventSchemas } from './schemas.js';
@@ -15,7 +16,7 @@ export const eventsModule: ApiModule = {
   },
   // Every served module's event types and objects (ApiModule.events) make the Event component.
   components: (modules) => [eventSchemas(eventsOf(modules)).Event],
-  scopes: [{ name: 'events:read', description: "the account's event feed" }],
+  scopes: eventScopes,
   routes: eventRoutes,
   purge: (database, now) => database.repository(eventRepository).purge(now - EVENT_RETENTION_MS),
 };

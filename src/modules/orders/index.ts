@@ -1,4 +1,5 @@
 import type { ApiModule } from '../module.js';
+import { orderScopes } from './scopes.js';
 import { orderErrors } from './errors.js';
 import { orderSettings } from './settings.js';
 import { orderRoutes } from './routes.js';
@@ -11,19 +12,7 @@ export const ordersModule: ApiModule = {
     description: 'Adoption orders and the inventory (see docs/api.md, "Adoption workflow").',
   },
   components: [Order],
-  scopes: [
-    { name: 'orders:read', description: "read the account's own orders" },
-    {
-      name: 'orders:write',
-      description: "place orders and cancel the account's own orders",
-      implies: ['orders:read'],
-    },
-    {
-      name: 'orders:manage',
-      description: "every account's orders: list, read, approve, deliver and cancel them",
-      implies: ['orders:read', 'orders:write'],
-    },
-  ],
+  scopes: orderScopes,
   routes: orderRoutes,
   errors: orderErrors.catalogue,
   settings: orderSettings,

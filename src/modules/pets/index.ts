@@ -1,4 +1,5 @@
 import type { ApiModule } from '../module.js';
+import { petScopes } from './scopes.js';
 import { petErrors } from './errors.js';
 import { petRepository } from './repository.js';
 import { petRoutes } from './routes.js';
@@ -8,10 +9,7 @@ export const petsModule: ApiModule = {
   name: 'pets',
   tag: { name: 'animals', description: 'Animals up for adoption.' },
   components: [NewPet, Pet, PetPatch],
-  scopes: [
-    { name: 'pets:read', description: 'read the animals, their categories and the inventory' },
-    { name: 'pets:write', description: 'add, change and remove animals', implies: ['pets:read'] },
-  ],
+  scopes: petScopes,
   routes: petRoutes,
   errors: petErrors.catalogue,
   // Names, categories and statuses cycle; written in bulk without events.

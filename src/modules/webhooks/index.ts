@@ -1,4 +1,5 @@
 import type { ApiModule } from '../module.js';
+import { webhookScopes } from './scopes.js';
 import { webhookErrors } from './errors.js';
 import { webhookSettings } from './settings.js';
 import { WebhookDispatcher } from './dispatcher.js';
@@ -17,7 +18,7 @@ export const webhooksModule: ApiModule = {
     );
     return [NewWebhookEndpoint, WebhookEndpoint, WebhookEndpointPatch, WebhookDelivery];
   },
-  scopes: [{ name: 'webhooks:write', description: "manage the account's own webhook endpoints" }],
+  scopes: webhookScopes,
   routes: webhookRoutes,
   errors: webhookErrors.catalogue,
   settings: webhookSettings,
