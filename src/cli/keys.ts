@@ -1,7 +1,8 @@
 /** `keys create | list | revoke`. */
 import type { Config } from '../config.js';
 import { mintKey } from '../modules/accounts/mint.js';
-import { accountRepository, PLANS, type Plan } from '../modules/accounts/repository.js';
+import { accountRepository } from '../modules/accounts/repository.js';
+import { PLANS, type Plan } from '../modules/accounts/quota.js';
 import { allScopes } from '../modules/accounts/scopes.js';
 import {
   CommandFailed,

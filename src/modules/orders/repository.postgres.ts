@@ -6,22 +6,19 @@ import type { IdempotencyInput } from '../../db/idempotency/records.js';
 import { idempotencyRepository } from '../../db/idempotency/repository.js';
 import type { PostgresIdempotency } from '../../db/idempotency/repository.postgres.js';
 import { eventRepository, type PostgresEventAppender } from '../events/repository.js';
-import {
-  fromIdempotent,
-  listShape,
-  orderEvents,
-  type MovedPet,
-  TRANSITIONS,
-  type Replayable,
-  type ListOrdersQuery,
-  type OrderRecord,
-  type OrderRepository,
-  type PlaceOrderOutcome,
-  type PlaceOrderResult,
-  type TransitionInput,
-  type TransitionOutcome,
-  type TransitionResult,
+import type {
+  MovedPet,
+  Replayable,
+  ListOrdersQuery,
+  OrderRecord,
+  OrderRepository,
+  PlaceOrderOutcome,
+  PlaceOrderResult,
+  TransitionInput,
+  TransitionOutcome,
+  TransitionResult,
 } from './repository.js';
+import { fromIdempotent, listShape, orderEvents, TRANSITIONS } from './decisions.js';
 import type { PetStatus } from '../pets/schemas.js';
 import type { Inventory, OrderStatus } from './schemas.js';
 

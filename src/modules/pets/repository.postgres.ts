@@ -13,19 +13,19 @@ import {
   previousValues,
   type PostgresEventAppender,
 } from '../events/repository.js';
-import {
-  demoPet,
-  type CreatePetResult,
-  type DeletePetResult,
-  type ListPetsQuery,
-  type NewPetRecord,
-  type PetChange,
-  type PetRepository,
-  type RecordedUpdate,
-  type UpdatePetResult,
-  type VersionedPet,
-  type VersionTest,
+import type {
+  CreatePetResult,
+  DeletePetResult,
+  ListPetsQuery,
+  NewPetRecord,
+  PetChange,
+  PetRepository,
+  RecordedUpdate,
+  UpdatePetResult,
+  VersionedPet,
+  VersionTest,
 } from './repository.js';
+import { demoPet } from './demo.js';
 import type { Pet } from './schemas.js';
 import {
   deleteTogether,

@@ -2,7 +2,8 @@ import type { ApiModule } from '../module.js';
 import { profileRoutes } from './routes.js';
 import { PetProfile, PetProfileChange, PetProfileInput, PetProfilePatch } from './schemas.js';
 
-export { profileRepository, renderProfile } from './repository.js';
+export { profileRepository } from './repository.js';
+export { renderProfile } from './decisions.js';
 export type { ProfileRecord, ProfileRepository } from './repository.js';
 
 export const profilesModule: ApiModule = {

@@ -4,6 +4,13 @@ import type { IdempotencyInput } from '../../db/idempotency/records.js';
 import { idempotencyRepository } from '../../db/idempotency/repository.js';
 import type { SqliteIdempotency } from '../../db/idempotency/repository.sqlite.js';
 import { eventRepository, type SqliteEventAppender } from '../events/repository.js';
+import type {
+  ProfileDoc,
+  ProfileRecord,
+  ProfileRepository,
+  ProfileWrite,
+  ProfileWriteResult,
+} from './repository.js';
 import {
   applyChange,
   profileEvent,
@@ -11,12 +18,7 @@ import {
   searchColumns,
   searchValues,
   settleProfile,
-  type ProfileDoc,
-  type ProfileRecord,
-  type ProfileRepository,
-  type ProfileWrite,
-  type ProfileWriteResult,
-} from './repository.js';
+} from './decisions.js';
 
 type Row = { doc: string | null; version: number | null; updatedAt: number | null };
 

@@ -23,13 +23,13 @@ import { systemClock, type Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import { sendOnce, type SendOptions } from './delivery.js';
 import {
-  NOT_AUTHORIZED,
   webhookRepository,
   type AttemptOutcome,
   type ClaimedDelivery,
   type Completion,
   type WebhookRepository,
 } from './repository.js';
+import { NOT_AUTHORIZED } from './decisions.js';
 import { QueueGauges } from './queue-gauges.js';
 import { DISABLE_AFTER_MS, nextAttemptAt } from './schedule.js';
 import { traceAttempt } from './attempt-span.js';

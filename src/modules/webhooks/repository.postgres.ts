@@ -2,28 +2,30 @@ import type { PostgresDatabase } from '../../db/postgres.js';
 import type { PoolClient } from 'pg';
 import type { Scope } from '../accounts/scopes.js';
 import { eventRepository } from '../events/repository.js';
+import type {
+  ClaimCandidate,
+  CreateEndpointResult,
+  AttemptOutcome,
+  ClaimedDelivery,
+  ClaimQuery,
+  Completion,
+  DeliveryRecord,
+  EndpointChange,
+  EndpointRecord,
+  NewEndpoint,
+  QueueStats,
+  WebhookRepository,
+} from './repository.js';
 import {
   ENDPOINT_DISABLED,
   endpointMay,
   endpointWants,
   fairOrder,
   FAN_OUT_ROWS,
-  formatEvents,
   NOT_AUTHORIZED,
   unionScopes,
-  type ClaimCandidate,
-  type CreateEndpointResult,
-  type AttemptOutcome,
-  type ClaimedDelivery,
-  type ClaimQuery,
-  type Completion,
-  type DeliveryRecord,
-  type EndpointChange,
-  type EndpointRecord,
-  type NewEndpoint,
-  type QueueStats,
-  type WebhookRepository,
-} from './repository.js';
+} from './decisions.js';
+import { formatEvents } from './rows.js';
 import {
   authorityOf,
   DELIVERY_COLUMNS,

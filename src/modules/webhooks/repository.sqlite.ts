@@ -1,28 +1,30 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { runAsPromise, type SqliteDatabase } from '../../db/sqlite.js';
 import type { Scope } from '../accounts/scopes.js';
+import type {
+  ClaimCandidate,
+  CreateEndpointResult,
+  ClaimedDelivery,
+  ClaimQuery,
+  Completion,
+  DeliveryRecord,
+  EndpointChange,
+  EndpointRecord,
+  NewEndpoint,
+  QueueStats,
+  WebhookRepository,
+} from './repository.js';
 import {
   ENDPOINT_DISABLED,
   endpointMay,
   endpointWants,
   fairOrder,
   FAN_OUT_ROWS,
-  formatEvents,
   NOT_AUTHORIZED,
   roomFor,
   unionScopes,
-  type ClaimCandidate,
-  type CreateEndpointResult,
-  type ClaimedDelivery,
-  type ClaimQuery,
-  type Completion,
-  type DeliveryRecord,
-  type EndpointChange,
-  type EndpointRecord,
-  type NewEndpoint,
-  type QueueStats,
-  type WebhookRepository,
-} from './repository.js';
+} from './decisions.js';
+import { formatEvents } from './rows.js';
 import {
   authorityOf,
   DELIVERY_COLUMNS,

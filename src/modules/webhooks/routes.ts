@@ -12,7 +12,8 @@ import { MAX_ID, ref } from '../../http/schemas.js';
 import type { Scope } from '../accounts/scopes.js';
 import type { ModuleContext } from '../module.js';
 import { urlProblem } from './delivery.js';
-import { orderScope, webhookRepository, type DeliveryRecord, type EndpointRecord } from './repository.js';
+import { webhookRepository, type DeliveryRecord, type EndpointRecord } from './repository.js';
+import { orderScope } from './decisions.js';
 import { eventsOf } from '../declared.js';
 import { eventTypeNames } from '../events/schemas.js';
 import {
