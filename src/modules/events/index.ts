@@ -7,6 +7,7 @@ import { eventSchemas } from './schemas.js';
 
 export { buildEvent, eventRepository, newEventId, previousValues, EVENT_RETENTION_MS } from './repository.js';
 export type { EventRepository, NewEvent, PostgresEventAppender, SqliteEventAppender } from './repository.js';
+export { eventTypeNames } from './schemas.js';
 
 export const eventsModule: ApiModule = {
   name: 'events',

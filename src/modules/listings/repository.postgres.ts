@@ -1,5 +1,5 @@
 import type { PostgresDatabase } from '../../db/postgres.js';
-import type { PhotoRecord } from '../photos/schemas.js';
+import type { PhotoRecord } from '../photos/index.js';
 import type { ListingQuery } from './query.js';
 import { BANDS_PER_DEGREE } from './cover.js';
 import type { ListingRepository, ListingRow } from './repository.js';

@@ -1,6 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { runAsPromise, type SqliteDatabase } from '../../db/sqlite.js';
-import type { PhotoRecord } from '../photos/schemas.js';
+import type { PhotoRecord } from '../photos/index.js';
 import type { ListingQuery } from './query.js';
 import { BANDS_PER_DEGREE } from './cover.js';
 import type { ListingRepository, ListingRow } from './repository.js';

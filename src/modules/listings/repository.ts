@@ -1,6 +1,6 @@
 import type { RepositoryFactory } from '../../db/database.js';
-import type { PhotoRecord } from '../photos/schemas.js';
-import type { PetStatus } from '../pets/schemas.js';
+import type { PhotoRecord } from '../photos/index.js';
+import type { PetStatus } from '../pets/index.js';
 import { PostgresListingRepository } from './repository.postgres.js';
 import { SqliteListingRepository } from './repository.sqlite.js';
 import type { ListingQuery } from './query.js';

@@ -1,6 +1,6 @@
 /** The search's SQL and its rings around a point, written once for both backends (each gives its Dialect). */
 import { ringCover, type CoverRange, EARTH_RADIUS_KM } from './cover.js';
-import { BOOLEAN_FILTERS, type ListingQuery } from './query.js';
+import type { ListingQuery } from './query.js';
 
 const DEG = Math.PI / 180;
 
@@ -206,3 +206,11 @@ export function nextRing(query: ListingQuery, previous?: { ring: Ring; found: nu
   outer = Math.min(outer, near.radiusKm);
   return { ranges: ringCover(near.latitude, near.longitude, start, outer), outer };
 }
+
+export const BOOLEAN_FILTERS = {
+  goodWithChildren: 'good_children',
+  goodWithDogs: 'good_dogs',
+  goodWithCats: 'good_cats',
+  houseTrained: 'house_trained',
+  specialNeeds: 'special_needs',
+} as const;

@@ -1,9 +1,9 @@
 /** The orders' rules, shared by both backends (which do the I/O only). */
 import { settleIdempotent, type Idempotent } from '../../db/idempotency/records.js';
-import { buildEvent, previousValues, type NewEvent } from '../events/repository.js';
-import type { Pet, PetStatus } from '../pets/schemas.js';
-import { renderOrder, type OrderStatus } from './schemas.js';
+import { buildEvent, previousValues, type NewEvent } from '../events/index.js';
+import type { Pet, PetStatus } from '../pets/index.js';
 import type { OrderRecord, ListOrdersQuery, OrderAction, Replayable, MovedPet } from './repository.js';
+import type { Order, OrderStatus } from './schemas.js';
 
 /** What each action does: the statuses it applies to, the order's new status and the pet's. */
 export const TRANSITIONS: Record<
@@ -69,4 +69,16 @@ export function orderEvents(
     events.push(buildEvent('pet.updated', { object, previous: { status: previousStatus }, version }, now));
   }
   return events;
+}
+
+/** The API's view of an order: `account` only for callers who may see every account's orders. */
+export function renderOrder(order: OrderRecord, showAccount: boolean): Order {
+  // Formatting a date is most of rendering an order; an order never changed since placing needs one.
+  const createdAt = new Date(order.createdAt).toISOString();
+  const updatedAt = order.updatedAt === order.createdAt ? createdAt : new Date(order.updatedAt).toISOString();
+  const { id, petId, status } = order;
+  // Two literals rather than adding `account` afterwards: each keeps one object shape for the serializer.
+  return showAccount
+    ? { id, petId, status, createdAt, updatedAt, account: order.accountName }
+    : { id, petId, status, createdAt, updatedAt };
 }

@@ -32,3 +32,8 @@ declare module '../module.js' {
     'order.cancelled': true;
   }
 }
+
+// Its interface: what other modules, the app and the CLI use of it (they import no other file of it).
+export { orderRepository, type OrderRecord } from './repository.js';
+export { ORDER_STATUSES, type OrderStatus } from './schemas.js';
+export { renderOrder } from './decisions.js';

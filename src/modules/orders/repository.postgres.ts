@@ -5,7 +5,7 @@ import { afterEachWrite, sharedThenAlone } from '../../db/turn-writes.js';
 import type { IdempotencyInput } from '../../db/idempotency/records.js';
 import { idempotencyRepository } from '../../db/idempotency/repository.js';
 import type { PostgresIdempotency } from '../../db/idempotency/repository.postgres.js';
-import { eventRepository, type PostgresEventAppender } from '../events/repository.js';
+import { eventRepository, type PostgresEventAppender } from '../events/index.js';
 import type {
   MovedPet,
   Replayable,
@@ -19,7 +19,7 @@ import type {
   TransitionResult,
 } from './repository.js';
 import { fromIdempotent, listShape, orderEvents, TRANSITIONS } from './decisions.js';
-import type { PetStatus } from '../pets/schemas.js';
+import type { PetStatus } from '../pets/index.js';
 import type { Inventory, OrderStatus } from './schemas.js';
 
 const ORDER_COLUMNS = `o.id, o.account_id AS "accountId", a.name AS "accountName", o.pet_id AS "petId",

@@ -1,10 +1,9 @@
 import type { RepositoryFactory } from '../../db/database.js';
 import type { IdempotencyInput } from '../../db/idempotency/records.js';
-import type { Pet, PetStatus } from '../pets/schemas.js';
+import type { Pet, PetStatus } from '../pets/index.js';
 import { PostgresOrderRepository } from './repository.postgres.js';
 import { SqliteOrderRepository } from './repository.sqlite.js';
 import type { Inventory, OrderStatus } from './schemas.js';
-import { TRANSITIONS } from './decisions.js';
 
 /** An order as stored, with what the API may or may not show (the account's name, the version). */
 export interface OrderRecord {

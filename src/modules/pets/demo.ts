@@ -1,5 +1,5 @@
 /** The demo pets `pet-adoption seed` adds, the same on every backend. */
-import { DEFAULT_CATEGORIES } from '../categories/repository.js';
+import { DEFAULT_CATEGORIES } from '../categories/index.js';
 import type { PetStatus } from './schemas.js';
 import type { NewPetRecord } from './repository.js';
 

@@ -33,3 +33,7 @@ declare module '../module.js' {
     'pet.deleted': true;
   }
 }
+
+// Its interface: what other modules, the app and the CLI use of it (they import no other file of it).
+export { PET_STATUSES, Pet, type PetStatus } from './schemas.js';
+export { petError } from './errors.js';

@@ -7,12 +7,7 @@ import { sharedThenAlone } from '../../db/turn-writes.js';
 import { settleIdempotent, type Idempotent, type IdempotencyInput } from '../../db/idempotency/records.js';
 import { idempotencyRepository } from '../../db/idempotency/repository.js';
 import type { PostgresIdempotency } from '../../db/idempotency/repository.postgres.js';
-import {
-  buildEvent,
-  eventRepository,
-  previousValues,
-  type PostgresEventAppender,
-} from '../events/repository.js';
+import { buildEvent, eventRepository, previousValues, type PostgresEventAppender } from '../events/index.js';
 import type {
   CreatePetResult,
   DeletePetResult,

@@ -3,12 +3,7 @@ import { runAsPromise, type SqliteDatabase } from '../../db/sqlite.js';
 import { settleIdempotent, type IdempotencyInput } from '../../db/idempotency/records.js';
 import { idempotencyRepository } from '../../db/idempotency/repository.js';
 import type { SqliteIdempotency } from '../../db/idempotency/repository.sqlite.js';
-import {
-  buildEvent,
-  eventRepository,
-  previousValues,
-  type SqliteEventAppender,
-} from '../events/repository.js';
+import { buildEvent, eventRepository, previousValues, type SqliteEventAppender } from '../events/index.js';
 import type {
   CreatePetResult,
   DeletePetResult,

@@ -24,7 +24,7 @@ import {
   type PhotoRecord,
   type PhotoSize,
 } from './schemas.js';
-import { petError } from '../pets/errors.js';
+import { petError } from '../pets/index.js';
 import { photoError } from './errors.js';
 
 const rateLimitNote = 'Every response carries the rate-limit headers (see components.headers).';

@@ -1,6 +1,6 @@
 /** The profiles' rules, shared by both backends (which do the I/O only). */
 import { settleIdempotent } from '../../db/idempotency/records.js';
-import { buildEvent, type NewEvent } from '../events/repository.js';
+import { buildEvent, type NewEvent } from '../events/index.js';
 import type { ProfileDoc, ProfileRecord, ProfileChange, ProfileWriteResult } from './repository.js';
 import type { PetProfile } from './schemas.js';
 

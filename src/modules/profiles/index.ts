@@ -4,7 +4,8 @@ import { PetProfile, PetProfileChange, PetProfileInput, PetProfilePatch } from '
 
 export { profileRepository } from './repository.js';
 export { renderProfile } from './decisions.js';
-export type { ProfileRecord, ProfileRepository } from './repository.js';
+export type { ProfileDoc, ProfileRecord, ProfileRepository } from './repository.js';
+export { AGE_GROUPS, PetProfile, SEXES, SIZES } from './schemas.js';
 
 export const profilesModule: ApiModule = {
   name: 'profiles',

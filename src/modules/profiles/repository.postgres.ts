@@ -3,7 +3,7 @@ import type { PostgresDatabase } from '../../db/postgres.js';
 import type { IdempotencyInput } from '../../db/idempotency/records.js';
 import { idempotencyRepository } from '../../db/idempotency/repository.js';
 import type { PostgresIdempotency } from '../../db/idempotency/repository.postgres.js';
-import { eventRepository, type PostgresEventAppender } from '../events/repository.js';
+import { eventRepository, type PostgresEventAppender } from '../events/index.js';
 import type {
   ProfileDoc,
   ProfileRecord,

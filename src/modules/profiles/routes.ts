@@ -21,7 +21,7 @@ import {
 } from './repository.js';
 import { canonical, mergePatch, profileProblem, renderProfile } from './decisions.js';
 import { PetProfile, PetProfileInput, PetProfilePatch } from './schemas.js';
-import { petError } from '../pets/errors.js';
+import { petError } from '../pets/index.js';
 
 const rateLimitNote = 'Every response carries the rate-limit headers (see components.headers).';
 const ETAG = etagHeader('The profile\'s version as a strong ETag (`"<n>"`, `"0"` before the first write).');

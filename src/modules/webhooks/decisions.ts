@@ -1,5 +1,5 @@
 /** The webhooks' rules, shared by both backends (which do the I/O only). */
-import { effectiveScopes, parseScopes, type Scope } from '../accounts/scopes.js';
+import { effectiveScopes, parseScopes, type Scope } from '../accounts/index.js';
 import type { EndpointRecord, ClaimQuery, ClaimCandidate } from './repository.js';
 
 /** What a delivery skipped at send time says: the account no longer holds the authority (see `unauthorized`). */

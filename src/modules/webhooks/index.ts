@@ -5,7 +5,7 @@ import { webhookSettings } from './settings.js';
 import { WebhookDispatcher } from './dispatcher.js';
 import { webhookRoutes } from './routes.js';
 import { eventsOf } from '../declared.js';
-import { eventTypeNames } from '../events/schemas.js';
+import { eventTypeNames } from '../events/index.js';
 import { webhookSchemas } from './schemas.js';
 
 export const webhooksModule: ApiModule = {
@@ -34,3 +34,7 @@ export const webhooksModule: ApiModule = {
       logger,
     }),
 };
+
+// Its interface: what other modules, the app and the CLI use of it (they import no other file of it).
+export { webhookRepository, type DeliveryRecord, type EndpointRecord } from './repository.js';
+export { renderDelivery, renderEndpoint } from './routes.js';

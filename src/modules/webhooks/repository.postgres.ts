@@ -1,7 +1,7 @@
 import type { PostgresDatabase } from '../../db/postgres.js';
 import type { PoolClient } from 'pg';
-import type { Scope } from '../accounts/scopes.js';
-import { eventRepository } from '../events/repository.js';
+import type { Scope } from '../accounts/index.js';
+import { eventRepository } from '../events/index.js';
 import type {
   ClaimCandidate,
   CreateEndpointResult,

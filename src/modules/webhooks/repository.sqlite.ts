@@ -1,6 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { runAsPromise, type SqliteDatabase } from '../../db/sqlite.js';
-import type { Scope } from '../accounts/scopes.js';
+import type { Scope } from '../accounts/index.js';
 import type {
   ClaimCandidate,
   CreateEndpointResult,

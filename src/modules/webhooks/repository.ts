@@ -1,8 +1,7 @@
 import type { RepositoryFactory } from '../../db/database.js';
-import type { Scope } from '../accounts/scopes.js';
+import type { Scope } from '../accounts/index.js';
 import { PostgresWebhookRepository } from './repository.postgres.js';
 import { SqliteWebhookRepository } from './repository.sqlite.js';
-import { roomFor, fairOrder, endpointMay, endpointWants } from './decisions.js';
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
 

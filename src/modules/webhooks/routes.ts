@@ -9,13 +9,13 @@ import { mergePatchBody, requireDeclaredBody } from '../../http/merge-patch.js';
 import { decodeCursor, sendPage } from '../../http/paging.js';
 import { errorResponses, linkHeader, locationHeader } from '../../http/responses.js';
 import { MAX_ID, ref } from '../../http/schemas.js';
-import type { Scope } from '../accounts/scopes.js';
+import type { Scope } from '../accounts/index.js';
 import type { ModuleContext } from '../module.js';
 import { urlProblem } from './delivery.js';
 import { webhookRepository, type DeliveryRecord, type EndpointRecord } from './repository.js';
 import { orderScope } from './decisions.js';
 import { eventsOf } from '../declared.js';
-import { eventTypeNames } from '../events/schemas.js';
+import { eventTypeNames } from '../events/index.js';
 import {
   DeliveryIdParams,
   EndpointIdParams,

@@ -3,7 +3,7 @@
  * these names), shared by repository.sqlite.ts and repository.postgres.ts.
  */
 import { randomBytes } from 'node:crypto';
-import { formatScopes, parseScopes, type Scope } from '../accounts/scopes.js';
+import { formatScopes, parseScopes, type Scope } from '../accounts/index.js';
 import type { ClaimedDelivery, EndpointRecord } from './repository.js';
 export const ENDPOINT_COLUMNS = `id, account_id AS "accountId", url, events, secret,
   previous_secret AS "previousSecret", previous_expires_at AS "previousExpiresAt", enabled,
