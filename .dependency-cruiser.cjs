@@ -48,10 +48,10 @@ module.exports = {
     {
       name: 'one-backend-per-file',
       comment:
-        "A backend's repository does not borrow from the other backend's; shared code goes in a neutral file.",
+        "A backend's file (*.sqlite.ts, *.postgres.ts) does not borrow from the other backend's; shared code goes in a neutral file.",
       severity: 'error',
-      from: { path: 'repository\\.(sqlite|postgres)\\.ts$' },
-      to: { path: 'repository\\.(sqlite|postgres)\\.ts$', pathNot: '^src/db/idempotency/' },
+      from: { path: '\\.(sqlite|postgres)\\.ts$' },
+      to: { path: '\\.(sqlite|postgres)\\.ts$', pathNot: ['\\.$1\\.ts$', '^src/db/idempotency/'] },
     },
     {
       name: 'no-circular',
