@@ -9,13 +9,12 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Registry } from 'prom-client';
 import { systemClock, type Clock } from './clock.js';
 import {
-  DEFAULT_HEADERS_TIMEOUT_MS,
   DEFAULT_MAX_CONNECTIONS,
   DEFAULT_OVERLOAD_MAX_IN_FLIGHT,
   DEFAULT_OVERLOAD_QUEUE_MS,
-  DEFAULT_REQUEST_TIMEOUT_MS,
   type Config,
 } from './config.js';
+import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from './config-parsers.js';
 import type { Database } from './db/database.js';
 import { addressCounter, registerAccess } from './http/access.js';
 import { registerErrorHandling, sendError, toApiError } from './http/error-handler.js';

@@ -89,3 +89,22 @@ export function unionScopes(stored: readonly (string | null)[]): Set<Scope> {
   for (const scopes of stored) for (const scope of effectiveScopes(parseScopes(scopes))) all.add(scope);
   return all;
 }
+
+/**
+ * The scopes an endpoint with these events needs, each as the scopes that grant it: pet.*: events:read or
+ * pets:read; order.*: orders:read, and orders:manage for an endpoint receiving every account's orders.
+ */
+export function neededScopes(
+  events: readonly string[],
+  ordersManage: boolean,
+  all: readonly string[],
+): Scope[][] {
+  const types: readonly string[] = events.includes('*') ? all : events;
+  const needed: Scope[][] = [];
+  if (types.some((t) => t.startsWith('pet.'))) needed.push(['events:read', 'pets:read']);
+  if (types.some((t) => t.startsWith('order.'))) {
+    needed.push(['orders:read']);
+    if (ordersManage) needed.push(['orders:manage']);
+  }
+  return needed;
+}

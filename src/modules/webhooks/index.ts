@@ -37,4 +37,4 @@ export const webhooksModule: ApiModule = {
 
 // Its interface: what other modules, the app and the CLI use of it (they import no other file of it).
 export { webhookRepository, type DeliveryRecord, type EndpointRecord } from './repository.js';
-export { renderDelivery, renderEndpoint } from './routes.js';
+export { renderDelivery, renderEndpoint } from './render.js';
