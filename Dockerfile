@@ -3,7 +3,7 @@
 # a plain machine (CI), since images cannot be built everywhere.
 
 # Build: every dependency (TypeScript included) compiles src/ and the client into dist/.
-FROM node:20-bookworm AS build
+FROM node:24-bookworm AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY packages/client/package.json packages/client/
@@ -14,14 +14,14 @@ RUN npm run build
 
 # Production dependencies only; the full image has the compilers a native module may need if no prebuilt
 # binary fits. `prepare` finds no sources here and builds nothing.
-FROM node:20-bookworm AS deps
+FROM node:24-bookworm AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY scripts/build-if-stale.mjs scripts/
 RUN npm ci --omit=dev
 
 # Runtime: slim base, root-owned files, an unprivileged user.
-FROM node:20-bookworm-slim AS runtime
+FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000 \

@@ -1,12 +1,14 @@
 /**
  * `npm run generate:env`: writes .env.example from the configuration table in src/config.ts, so the file
- * lists exactly the variables the service reads, with their defaults. test/deploy.test.ts fails when the
- * committed file differs from what this generates.
+ * lists exactly the variables the service reads, with their defaults, then the OpenTelemetry variables
+ * (src/telemetry/variables.ts). test/deploy.test.ts fails when the committed file differs from what this
+ * generates.
  */
 import { writeFileSync } from 'node:fs';
 import process from 'node:process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { VARIABLES } from '../src/config.js';
+import { VARIABLES, type Variable } from '../src/config.js';
+import { TRACING_VARIABLES } from '../src/telemetry/variables.js';
 
 export const ENV_EXAMPLE = fileURLToPath(new URL('../.env.example', import.meta.url));
 
@@ -16,12 +18,19 @@ export function renderEnvExample(): string {
     '# Generated from src/config.ts by `npm run generate:env`; edit the table there, not this file.',
     '# A commented-out variable is unset by default.',
   ];
-  for (const variable of VARIABLES) {
+  const render = (variable: Variable): void => {
     lines.push('', `# ${variable.description}`);
     lines.push(
       variable.default === undefined ? `# ${variable.name}=` : `${variable.name}=${variable.default}`,
     );
-  }
+  };
+  VARIABLES.forEach(render);
+  lines.push(
+    '',
+    '# Tracing (docs/operations.md, "Tracing"): the OpenTelemetry SDK reads these itself; tracing is off until',
+    '# an endpoint or an exporter is set.',
+  );
+  TRACING_VARIABLES.forEach(render);
   return `${lines.join('\n')}\n`;
 }
 

@@ -22,10 +22,14 @@ import { ApiError } from './http/errors.js';
 import { healthRoutes } from './http/health.js';
 import { clientErrorHandler, guardConnections, registerHostCheck } from './http/http-edge.js';
 import { registerMergePatch } from './http/merge-patch.js';
+import { registerWellFormedBodies } from './http/well-formed.js';
+import { guardedSerializerBuilder, skippedRowCounter, SkippedRowSink } from './http/row-guard.js';
 import { deriveMethodNotAllowed, type MethodNotAllowed } from './http/method-not-allowed.js';
 import { registerCostMetrics } from './http/cost-metrics.js';
 import { createRegistry, registerObservability, requestId } from './http/observability.js';
 import { registerOpenApi } from './http/openapi.js';
+import { Cursors } from './http/cursors.js';
+import { secretStore } from './db/secrets.js';
 import { registerPublicUrl } from './http/public-url.js';
 import { registerOverload } from './http/overload.js';
 import { errorSchema } from './http/responses.js';
@@ -109,8 +113,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     allowOf: (request) => derived.methods?.allowFor(request),
   });
 
+  // A list page leaves out a row that cannot be serialized instead of failing whole (http/row-guard.ts).
+  const skippedRows = new SkippedRowSink();
   const app = Fastify({
     loggerInstance: options.logger,
+    schemaController: { compilersFactory: { buildSerializer: guardedSerializerBuilder(skippedRows) } },
     bodyLimit: BODY_LIMIT,
     trustProxy: config.trustProxy,
     // observability.ts logs one line per request instead of Fastify's two.
@@ -156,8 +163,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.removeContentTypeParser('text/plain');
   // JSON Merge Patch, parsed like JSON, for the routes that declare it (updatePet).
   registerMergePatch(app);
+  // A lone surrogate anywhere in a JSON body is a 400 for every route, before its own checks.
+  registerWellFormedBodies(app);
 
   const registry = options.registry ?? createRegistry();
+  skippedRows.log = app.log as FastifyBaseLogger;
+  skippedRows.counter = skippedRowCounter(registry);
+  app.decorate('unreadableRows', skippedRows);
   const metrics = registerObservability(app, registry, { counterStore, database });
   registerCostMetrics(registry, database, counterStore);
   // First after the request id: a refusal under overload costs no key lookup and no database work.
@@ -209,8 +221,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     errors,
     publicUrl: config.publicUrl,
   });
+  // Every instance on one database issues and reads the same cursors (CURSOR_SECRET, else the database's).
+  const cursors = new Cursors(config.cursorSecret ?? (await database.repository(secretStore).get('cursor')));
   for (const module of modules) {
-    await app.register(module.routes, { prefix: '/v1', database, clock, config, modules });
+    await app.register(module.routes, { prefix: '/v1', database, clock, config, modules, cursors });
   }
   await app.register(healthRoutes, {
     database,

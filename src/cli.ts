@@ -6,6 +6,13 @@
  * command or subcommand prints its help on stdout.
  */
 import { accountsUnban } from './cli/accounts.js';
+import {
+  applicationsApprove,
+  applicationsList,
+  applicationsReject,
+  applicationsReview,
+  applicationsShow,
+} from './cli/applications.js';
 import { CommandFailed, UsageError, print, type Command } from './cli/common.js';
 import { keysCreate, keysList, keysRevoke } from './cli/keys.js';
 import { migrateCommand } from './cli/migrate.js';
@@ -34,6 +41,12 @@ export const USAGE = `Usage: pet-adoption <command> [options]
   orders list [--account NAME] [--status S] [--json]
                                           list store orders (every account's)
   orders cancel ID                        cancel an open order; its pet becomes available again
+  applications list [--status S,…] [--pet ID] [--account NAME] [--newest] [--json]
+                                          adoption applications of every account, the queue
+  applications show ID [--json]           one application: the applicant, answers, history
+  applications review|approve ID          take into review; approve (places the order)
+  applications reject ID --reason R [--note TEXT]
+                                          reject (unsuitable, incomplete, duplicate, other)
   webhooks list [--account NAME] [--json] list webhook endpoints (never their secrets)
   webhooks deliveries ENDPOINT_ID [--json]
                                           an endpoint's deliveries: status, attempts, last answer
@@ -72,6 +85,17 @@ const GROUPS: Record<string, Group> = {
   }),
   accounts: group('accounts', 'Accounts: lift a ban.', { unban: accountsUnban }),
   orders: group('orders', 'Store orders of every account.', { list: ordersList, cancel: ordersCancel }),
+  applications: group(
+    'applications',
+    'Adoption applications of every account: the queue and its decisions.',
+    {
+      list: applicationsList,
+      show: applicationsShow,
+      review: applicationsReview,
+      approve: applicationsApprove,
+      reject: applicationsReject,
+    },
+  ),
   webhooks: group('webhooks', 'Webhook endpoints and their deliveries.', {
     list: webhooksList,
     deliveries: webhooksDeliveries,

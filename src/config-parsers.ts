@@ -147,3 +147,12 @@ export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 
 export type Env = Record<string, string | undefined>;
+
+export function cursorSecret(env: Env): string | undefined {
+  const raw = env.CURSOR_SECRET;
+  if (raw === undefined || raw === '') return undefined;
+  // The value is never echoed: it is a secret.
+  if (raw.length < 32 || raw.length > 1024 || raw.trim() !== raw)
+    throw new ConfigError('CURSOR_SECRET', 'expected 32..1024 characters without surrounding spaces');
+  return raw;
+}

@@ -16,6 +16,7 @@ import {
   httpTimeouts,
   metricsPort,
   publicUrl,
+  cursorSecret,
   DEFAULT_HEADERS_TIMEOUT_MS,
   DEFAULT_REQUEST_TIMEOUT_MS,
   type Env,
@@ -77,8 +78,10 @@ export interface Config extends ModuleSettings {
   maxConnections: number;
   /** A port of its own for `GET /healthz` (the liveness probe); unset: none. */
   healthPort: number | undefined;
-  /** Extra accept handles on the API's listening socket (http/accept-copies.ts); 0: none. */
+  /** Extra listening sockets on the API's port (http/accept-listeners.ts); 0: none. */
   acceptCopies: number;
+  /** The key authenticating list cursors (http/cursors.ts); unset: one made once and kept in the database. */
+  cursorSecret: string | undefined;
 }
 
 /**
@@ -212,7 +215,13 @@ const SERVICE_VARIABLES: readonly Variable[] = [
   {
     name: 'ACCEPT_COPIES',
     default: '256',
-    description: 'Extra accept handles on the API port, so connection storms are accepted at once; 0: none.',
+    description:
+      'Extra listening sockets on the API port (SO_REUSEPORT), so connection storms are accepted at once; 0: none.',
+  },
+  {
+    name: 'CURSOR_SECRET',
+    default: undefined,
+    description: 'Key (32..1024 characters) authenticating list cursors; unset: one kept in the database.',
   },
 ];
 
@@ -275,5 +284,6 @@ export function loadConfig(env: Env = process.env): Config {
     maxConnections: integer(env, 'MAX_CONNECTIONS', DEFAULT_MAX_CONNECTIONS, 1, 1_000_000),
     healthPort: env.HEALTH_PORT?.trim() ? integer(env, 'HEALTH_PORT', 0, 0, 65535) : undefined,
     acceptCopies: integer(env, 'ACCEPT_COPIES', 256, 0, 4096),
+    cursorSecret: cursorSecret(env),
   };
 }

@@ -15,7 +15,7 @@ import type { Config } from './config.js';
 import { openDatabase } from './db/index.js';
 import { IDEMPOTENCY_RETENTION_MS } from './http/idempotency/index.js';
 import { idempotencyRepository } from './db/idempotency/repository.js';
-import { addAcceptCopies, type AcceptCopies } from './http/accept-copies.js';
+import { addAcceptListeners, type AcceptListeners } from './http/accept-listeners.js';
 import { startHealthListener, type HealthListener } from './http/health-listener.js';
 import { createRegistry } from './http/observability.js';
 import { watchApiLoad } from './http/api-load.js';
@@ -214,7 +214,7 @@ export async function serve(config: Config, options: ServeOptions = {}): Promise
   let health: HealthListener | undefined;
   // Set once listening; the shutdown handler, registered before, may run while they are being made.
   // eslint-disable-next-line prefer-const
-  let acceptCopies: Promise<AcceptCopies> | undefined;
+  let acceptListeners: Promise<AcceptListeners> | undefined;
   const drainMs = config.drainSeconds * 1000;
   closeWithGrace({ delay: drainMs + CLOSE_GRACE_MS + IN_FLIGHT_MS }, async ({ signal, err }) => {
     if (err) logger.error({ err }, 'shutting down after an error');
@@ -223,16 +223,16 @@ export async function serve(config: Config, options: ServeOptions = {}): Promise
     clearInterval(purge);
     clearInterval(publisher);
     if (!err && drainMs > 0) await delay(drainMs);
-    // A hand-over of accept copies still under way ends first (it takes a second or so at start-up): the
-    // listeners close in the same turn as answers start saying `Connection: close`, or else the clients
-    // those answers send away would reconnect and queue on a socket about to close, and be reset.
-    const copies = await acceptCopies;
+    // Extra listeners still being made at start-up are all made first: every listener closes in the same
+    // turn as answers start saying `Connection: close`, or else the clients those answers send away would
+    // reconnect and queue on a socket about to close, and be reset.
+    const listeners = await acceptListeners;
     stopping = true;
     // net.Server's close stops listening only; http.Server's would also close the idle keep-alive
     // connections at once, resetting requests their clients had already sent on them.
     const allClosed = Promise.all([
       new Promise<void>((resolve) => NetServer.prototype.close.call(app.server, () => resolve())),
-      copies?.close(),
+      listeners?.close(),
     ]);
     const graceOver = delay(CLOSE_GRACE_MS, undefined, { ref: false });
     await Promise.race([allClosed, graceOver]);
@@ -252,13 +252,20 @@ export async function serve(config: Config, options: ServeOptions = {}): Promise
     logger.flush();
   });
 
-  await app.listen({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG });
-  // A performance aid, not a condition of service: the API answers meanwhile (a copy hands over from the
-  // instant it exists), and where no helper process may start it accepts on fewer handles.
-  acceptCopies = addAcceptCopies(app.server, config.acceptCopies, LISTEN_BACKLOG);
-  void acceptCopies.then(({ count, error }) => {
-    if (error) logger.warn({ err: error, count }, 'fewer extra accept handles than ACCEPT_COPIES asks for');
-    else logger.info({ count }, 'extra accept handles ready');
+  // Extra listeners can join the port only if its first socket allows it (http/accept-listeners.ts).
+  const listen = {
+    port: config.port,
+    host: config.host,
+    backlog: LISTEN_BACKLOG,
+    reusePort: config.acceptCopies > 0,
+  };
+  await app.listen(listen);
+  // A performance aid, not a condition of service: the API answers meanwhile (a listener hands over from the
+  // instant it listens), and where `reusePort` is not available it accepts on its own socket only.
+  acceptListeners = addAcceptListeners(app.server, config.acceptCopies, LISTEN_BACKLOG);
+  void acceptListeners.then(({ count, error }) => {
+    if (error) logger.warn({ err: error, count }, 'fewer extra listeners than ACCEPT_COPIES asks for');
+    else logger.info({ count }, 'extra listeners ready');
   });
   if (config.metricsPort !== undefined) {
     metricsServer = await listenMetrics(registry, config.host, config.metricsPort);

@@ -31,7 +31,7 @@ test('the built client exports every catalogue code, and only those', () => {
 });
 
 test('every operation of the document has a client method', async () => {
-  const source = ['resources.ts', 'catalogue.ts']
+  const source = ['resources.ts', 'catalogue.ts', 'applications.ts']
     .map((file) => readFileSync(new URL(`../packages/client/src/${file}`, import.meta.url), 'utf8'))
     .join('\n');
   const { schema } = await generate();

@@ -12,6 +12,7 @@ import { renderEnvExample } from '../scripts/generate-env.js';
 import { loadConfig, VARIABLES } from '../src/config.js';
 import { settingsOf } from '../src/modules/declared.js';
 import { MODULES } from '../src/modules/index.js';
+import { TRACING_VARIABLES } from '../src/telemetry/variables.js';
 
 const read = (path: string) => readFileSync(new URL(`../${path}`, import.meta.url), 'utf8');
 
@@ -45,6 +46,22 @@ const all = (stage: Stage, keyword: string) =>
 
 test('.env.example is what `npm run generate:env` makes of src/config.ts', () => {
   assert.equal(read('.env.example'), renderEnvExample(), 'run `npm run generate:env` and commit the result');
+});
+
+test('.env.example lists the OpenTelemetry variables, each the service reads among them', () => {
+  const example = read('.env.example');
+  const names = new Set(TRACING_VARIABLES.map((v) => v.name));
+  for (const name of ['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_SERVICE_NAME', 'OTEL_TRACES_SAMPLER']) {
+    assert.ok(names.has(name), name);
+  }
+  for (const name of names) assert.match(example, new RegExp(`^# ${name}=$`, 'm'));
+  const telemetry = ['context.ts', 'start.ts'].map((file) => read(`src/telemetry/${file}`)).join('\n');
+  const used = [...telemetry.matchAll(/\benv\.(OTEL_[A-Z_]+)/g)].map((m) => m[1]!);
+  assert.ok(used.includes('OTEL_EXPORTER_OTLP_ENDPOINT'), 'the pattern finds the variables');
+  // The metrics and logs exporters stay off unless asked for; they are not tracing's business.
+  for (const name of used.filter((n) => !/^OTEL_(METRICS|LOGS)_EXPORTER$/.test(n))) {
+    assert.ok(names.has(name), `${name} is read by the service but missing from TRACING_VARIABLES`);
+  }
 });
 
 test('the configuration table names exactly the variables the parser reads, with the parser’s defaults', () => {

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { errorCatalogueOf, settingsOf } from '../src/modules/declared.js';
 import { MODULES } from '../src/modules/index.js';
 import { allScopes } from '../src/modules/accounts/scopes.js';
+import { createTestContext, sqliteMemory } from './helpers.js';
 
 /** The one error catalogue: the HTTP layer's codes and every module's. */
 const errorCatalogue = errorCatalogueOf(MODULES);
@@ -134,5 +135,31 @@ test('every relative link in the Markdown files leads to an existing file and he
 test('no Markdown file points outside the repository for what the project relies on', () => {
   for (const file of markdownFiles()) {
     assert.doesNotMatch(readFileSync(file, 'utf8'), /\.\.\/shared\b/, relative(root, file));
+  }
+});
+
+test("the README's table of what the API offers names every group of the OpenAPI document", async () => {
+  const ctx = await createTestContext(sqliteMemory);
+  try {
+    const document = (await ctx.app.inject({ url: '/v1/openapi.json' })).json() as { paths: object };
+    const start = readme.indexOf('### What the API offers');
+    const table = readme.slice(start, readme.indexOf('\n\n', readme.indexOf('| Group', start)));
+    // A group is a path's first segment, or what hangs off one pet (its profile, its photos).
+    const groups = new Set<string>();
+    for (const path of Object.keys(document.paths)) {
+      const [first, , under] = path.replace(/^\/v1/, '').split('/').slice(1);
+      groups.add(first!);
+      if (first === 'pets' && under !== undefined) groups.add(under);
+    }
+    for (const group of groups) {
+      if (group === 'openapi.json' || group === 'docs') continue;
+      assert.match(
+        table,
+        new RegExp(`/${group.replace('.', '\\.')}\\b`),
+        `the README's table names /${group}`,
+      );
+    }
+  } finally {
+    await ctx.close();
   }
 });

@@ -43,7 +43,8 @@ describe('npm start', () => {
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
       scripts: Record<string, string>;
     };
-    assert.equal(pkg.scripts.prestart, 'node scripts/build-if-stale.mjs');
+    // The runtime check first (test/runtime.test.ts), then the build decision.
+    assert.equal(pkg.scripts.prestart, 'node scripts/check-node.mjs && node scripts/build-if-stale.mjs');
     // The heap cap: docs/operations.md, "Overload" (without it V8 let a flood's garbage grow RSS to ~410 MB).
     assert.equal(
       pkg.scripts.start,

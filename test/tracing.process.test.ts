@@ -2,9 +2,9 @@
  * OpenTelemetry tracing, over real processes: the built server (`pet-adoption serve`, what `npm start` runs)
  * with the standard OTEL_* variables pointing at an OTLP receiver in this test, which decodes what the
  * official exporter sends (http/json). On each backend: a request carrying a `traceparent` yields spans in
- * the caller's trace (with a PostgreSQL statement and a Redis command on that backend), its log line
- * carries the trace id, and a webhook delivery attempt is a span of its own, linked to the request that
- * wrote the event, whose `traceparent` the receiver gets.
+ * the caller's trace (with a PostgreSQL statement and a Redis command on that backend, a span per statement
+ * on SQLite), its log line carries the trace id, and a webhook delivery attempt is a span of its own, linked
+ * to the request that wrote the event, whose `traceparent` the receiver gets.
  * `npm test` builds first; run `npm run build` before running this file alone.
  */
 import assert from 'node:assert/strict';
@@ -81,6 +81,8 @@ class OtlpReceiver {
   }
 }
 
+/** OTLP's SpanKind numbering (SPAN_KIND_CLIENT = 3). */
+const SPAN_KIND_CLIENT = 3;
 const hex = (bytes: number) => randomBytes(bytes).toString('hex');
 const attribute = (span: OtlpSpan, key: string) => span.attributes?.find((a) => a.key === key)?.value;
 
@@ -166,7 +168,9 @@ for (const backend of await backends()) {
       const spans = await otlp.waitUntil((all) => {
         const mine = all.filter((s) => s.traceId === traceId);
         const request = mine.some((s) => s.name === 'request');
-        return pg ? request && mine.some((s) => isDb(s) && !isRedis(s)) && mine.some(isRedis) : request;
+        return pg
+          ? request && mine.some((s) => isDb(s) && !isRedis(s)) && mine.some(isRedis)
+          : request && mine.some((s) => attribute(s, 'db.collection.name')?.stringValue === 'pets');
       });
       const mine = spans.filter((s) => s.traceId === traceId);
       const request = mine.find((s) => s.name === 'request')!;
@@ -179,6 +183,14 @@ for (const backend of await backends()) {
       if (pg) {
         const statement = mine.find((s) => isDb(s) && !isRedis(s))!;
         assert.equal(isDb(statement)?.stringValue, 'postgresql', JSON.stringify(statement));
+      } else {
+        // No instrumentation exists for better-sqlite3: the service's own spans, one per statement run.
+        const statements = mine.filter((s) => isDb(s)?.stringValue === 'sqlite');
+        assert.ok(statements.every((s) => s.parentSpanId === request.spanId && s.kind === SPAN_KIND_CLIENT));
+        const page = statements.find((s) => attribute(s, 'db.collection.name')?.stringValue === 'pets')!;
+        assert.equal(page.name, 'SELECT pets');
+        assert.equal(attribute(page, 'db.operation.name')?.stringValue, 'SELECT');
+        assert.match(String(attribute(page, 'db.query.text')?.stringValue), /^SELECT .* FROM pets /);
       }
       assert.equal(otlp.resources[0]!['service.name']?.stringValue, 'pets-under-test');
       assert.equal(otlp.resources[0]!['service.version']?.stringValue, SERVICE_VERSION);

@@ -13,8 +13,14 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { withDatabase } from '../../src/cli/common.js';
 import { loadConfig } from '../../src/config.js';
-import { decodeListingCursor, encodeListingCursor, type Sort } from '../../src/modules/listings/query.js';
-import { processPhoto } from '../../src/modules/photos/image.js';
+import { secretStore } from '../../src/db/secrets.js';
+import { Cursors } from '../../src/http/cursors.js';
+import {
+  decodeListingCursor,
+  encodeListingCursor,
+  parseListingQuery,
+} from '../../src/modules/listings/query.js';
+import { processUpload } from '../../src/modules/photos/image.js';
 import { photoRepository } from '../../src/modules/photos/repository.js';
 import { MAX_PHOTOS } from '../../src/modules/photos/schemas.js';
 import { terminate, type Server } from '../../support/processes.js';
@@ -48,7 +54,7 @@ async function addPhotos(env: Record<string, string>, log: (line: string) => voi
   })
     .jpeg()
     .toBuffer();
-  const processed = await processPhoto(original, 'image/jpeg');
+  const processed = await processUpload(original, 'image/jpeg');
   const ids: string[] = [];
   await withDatabase(loadConfig({ ...env }), async (database) => {
     const photos = database.repository(photoRepository);
@@ -63,7 +69,7 @@ async function addPhotos(env: Record<string, string>, log: (line: string) => voi
             petId,
             width: processed.width,
             height: processed.height,
-            original,
+            original: processed.original,
             files: processed.files,
             now,
             max: MAX_PHOTOS,
@@ -194,22 +200,32 @@ export async function pathAfter(catalogue: Catalogue, path: string, pages: numbe
  * hint of how far the first ring reaches, changed by micrometres). Measuring them is measuring the search
  * itself, each request a cache miss.
  */
-export function uncachedPaths(path: string, count: number): string[] {
-  const sort = (/[?&]sort=(\w+)/.exec(path)?.[1] ?? 'newest') as Sort;
-  const given = /[?&]cursor=([\w-]+)/.exec(path)?.[1];
-  const bare = path.replace(/&cursor=[\w-]+/, '');
+export function uncachedPaths(path: string, count: number, cursors: Cursors): string[] {
+  const given = /[?&]cursor=([\w.-]+)/.exec(path)?.[1];
+  const bare = path.replace(/&cursor=[\w.-]+/, '');
+  const query = parseListingQuery(Object.fromEntries(new URL(bare, 'http://bench').searchParams), cursors);
+  const after = given === undefined ? undefined : decodeListingCursor(cursors, query, given);
   return Array.from({ length: count }, (_, i) => {
     let cursor: string;
-    if (given) {
-      const after = decodeListingCursor(given, sort);
-      if (after?.span === undefined)
-        throw new Error(`${path}: a deep page needs a distance cursor with a span`);
-      cursor = encodeListingCursor(sort, { ...after, span: after.span + (i + 1) * 1e-9 });
-    } else if (sort === 'newest') cursor = encodeListingCursor(sort, { id: CATALOGUE_PETS + 1 + i });
-    else if (sort === 'distance') cursor = encodeListingCursor(sort, { id: 1 + i, distance: 0 });
-    else throw new Error(`${path}: no uncached spelling for sort ${sort}`);
+    if (after) {
+      if (query.sort !== 'distance') throw new Error(`${path}: a deep page needs a distance cursor`);
+      cursor = encodeListingCursor(cursors, query, { ...after, span: after.span! + (i + 1) * 1e-9 });
+    } else if (query.sort === 'newest') {
+      cursor = encodeListingCursor(cursors, query, { id: CATALOGUE_PETS + 1 + i });
+    } else if (query.sort === 'distance') {
+      cursor = encodeListingCursor(cursors, query, { id: 1 + i, distance: 0, span: 0 });
+    } else throw new Error(`${path}: no uncached spelling for sort ${query.sort}`);
     return `${bare}&cursor=${cursor}`;
   });
+}
+
+/** The cursors the service over `catalogue` issues (its CURSOR_SECRET, else its database's secret). */
+async function catalogueCursors(catalogue: Catalogue): Promise<Cursors> {
+  const config = loadConfig({ ...catalogue.env });
+  const secret =
+    config.cursorSecret ??
+    (await withDatabase(config, (database) => database.repository(secretStore).get('cursor')));
+  return new Cursors(secret);
 }
 
 /**
@@ -230,7 +246,7 @@ export async function measureUncached(
       ctx.settings,
       ctx.log,
     );
-    const paths = uncachedPaths(path, 4000);
+    const paths = uncachedPaths(path, 4000, await catalogueCursors(catalogue));
     const connections = ctx.settings.connections;
     const perClient = Array.from({ length: connections }, (_, c) =>
       paths

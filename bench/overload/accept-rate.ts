@@ -1,6 +1,6 @@
 /**
- * Why new connections wait under a flood: on this Node (20, libuv 1.46) a listening socket accepts about one
- * connection per event-loop iteration, so while each iteration is busy (every ready keep-alive socket's
+ * Why new connections wait under a flood: on Node 20 and 24 (libuv 1.46, 1.52.1) a listening socket accepts
+ * about one connection per event-loop iteration, so while each iteration is busy (every ready keep-alive socket's
  * request is handled in it) the kernel's accept queue drains at 1 / iteration time. A flood that opens
  * thousands of connections at once leaves most of them queued for seconds, and a liveness probe's new
  * connection waits behind them (FIFO): its handshake completes in the kernel at once, its request is not read

@@ -127,6 +127,14 @@ async function open(petId) {
         ...rows.flatMap(([name, value]) => [element('dt', {}, name), element('dd', {}, String(value))]),
       ),
     );
+    if (pet.status !== 'sold') {
+      // The form and the submission go through this shop's own server (apply-form.js).
+      const apply = element('section', { id: 'apply' });
+      const button = element('button', { type: 'button', id: 'apply-open' }, 'Apply to adopt');
+      button.addEventListener('click', () => window.ApplyForm.open(apply, pet));
+      apply.append(button);
+      details.append(apply);
+    } else details.append(element('p', { class: 'adopted' }, `${pet.name} has found a home.`));
   } catch (error) {
     details.replaceChildren(element('p', {}, `Could not load this animal: ${error.message}`));
   }

@@ -4,6 +4,8 @@
  * service beside it, allowing the page's origin through CORS_ORIGINS, exactly as a shop on its own domain
  * would call the API.
  *
+ * Until its setup has ended, the site answers "starting…" (site.ts), so a page opened early waits.
+ *
  * DEMO ONLY: on start it creates a key for the account `storefront-demo` with the CLI (read-only scopes)
  * and hands it to the page in /config.js, so anyone who can open the page can read the catalogue with it.
  * A real shop keeps keys on its server side. An empty database is seeded with demo pets first.
@@ -14,13 +16,13 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { readFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import process from 'node:process';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { applyActions } from './apply.js';
+import { applicationsApi } from './applications-api.js';
+import { startSite, TYPES } from './site.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(HERE, '..', '..');
@@ -58,12 +60,6 @@ async function serveApi(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; 
   return { child, base };
 }
 
-const TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-};
-
 async function main(): Promise<void> {
   const port = Number(process.env.STOREFRONT_PORT ?? 8080);
   const seedPets = Number(process.env.STOREFRONT_SEED_PETS ?? 300);
@@ -71,6 +67,12 @@ async function main(): Promise<void> {
     ...process.env,
     DATABASE_URL: process.env.DATABASE_URL ?? 'sqlite:./data/storefront.db',
   };
+
+  // The page's origin must be known before the service starts: it is what CORS_ORIGINS allows. Until the
+  // setup below ends, the site answers with a "starting…" page.
+  const site = await startSite(HERE, ['index.html', 'app.js', 'apply-form.js', 'style.css'], port);
+  const origin = site.origin;
+  log(`Starting the storefront at ${origin}/ (it answers "starting…" until it is ready)`);
 
   const bundle = await build({
     entryPoints: [SDK],
@@ -81,36 +83,17 @@ async function main(): Promise<void> {
     write: false,
     logLevel: 'silent',
   });
-  const files: Record<string, { type: string; body: Buffer | string }> = {
-    '/sdk.js': { type: TYPES['.js']!, body: bundle.outputFiles[0]!.text },
-  };
-  for (const name of ['index.html', 'app.js', 'style.css']) {
-    const type = TYPES[name.slice(name.lastIndexOf('.'))]!;
-    files[`/${name}`] = { type, body: await readFile(join(HERE, name)) };
-  }
-  files['/'] = files['/index.html']!;
-
-  // The page's origin must be known before the service starts: it is what CORS_ORIGINS allows.
-  const site: Server = createServer((request, response) => {
-    const path = new URL(request.url ?? '/', 'http://localhost').pathname;
-    const file = files[path];
-    if (request.method !== 'GET' && request.method !== 'HEAD') {
-      response.writeHead(405, { allow: 'GET, HEAD' }).end();
-    } else if (file === undefined) {
-      response.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
-    } else {
-      response
-        .writeHead(200, { 'content-type': file.type, 'cache-control': 'no-store' })
-        .end(request.method === 'HEAD' ? undefined : file.body);
-    }
-  });
-  site.listen(port, '127.0.0.1');
-  await once(site, 'listening');
-  const origin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
 
   await cli(['migrate'], env);
   const created = JSON.parse(
     await cli(['keys', 'create', '--account', 'storefront-demo', '--scopes', 'pets:read', '--json'], env),
+  ) as { key: string };
+  // The shop's key for applications stays in this process: the page posts to this server, never to the API.
+  const writer = JSON.parse(
+    await cli(
+      ['keys', 'create', '--account', 'storefront-demo', '--scopes', 'applications:write', '--json'],
+      env,
+    ),
   ) as { key: string };
   const api = await serveApi({ ...env, PORT: '0', HOST: '127.0.0.1', CORS_ORIGINS: origin });
   const stop = () => {
@@ -130,11 +113,17 @@ async function main(): Promise<void> {
     await cli(['seed', '--pets', String(seedPets)], env);
   }
 
-  files['/config.js'] = {
-    type: TYPES['.js']!,
-    // Demo only: a read-only key in a page is readable by whoever opens it.
-    body: `window.STOREFRONT = ${JSON.stringify({ apiBase: api.base, apiKey: created.key })};\n`,
-  };
+  site.ready(
+    {
+      '/sdk.js': { type: TYPES['.js']!, body: bundle.outputFiles[0]!.text },
+      '/config.js': {
+        type: TYPES['.js']!,
+        // Demo only: a read-only key in a page is readable by whoever opens it.
+        body: `window.STOREFRONT = ${JSON.stringify({ apiBase: api.base, apiKey: created.key })};\n`,
+      },
+    },
+    applyActions(applicationsApi(api.base, writer.key), origin),
+  );
   log(`API: ${api.base} (demo key for account storefront-demo, scope pets:read)`);
   // Last, and alone on its line: what to open (a test waits for it).
   log(`Storefront: ${origin}/`);

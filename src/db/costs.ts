@@ -22,17 +22,33 @@ const EXECUTING_METHODS = ['run', 'get', 'all', 'iterate'] as const;
  * the same object, so they keep counting). Transactions' own BEGIN/COMMIT run inside better-sqlite3 and are
  * not counted. Written here because better-sqlite3 has no statement hook (its `verbose` option is called
  * with the SQL text of each statement, i.e. it expands the text on every run).
+ *
+ * With `trace` (tracing is on), each run of `run`, `get` and `all` is also a span of the active request
+ * (sqlite-tracing.ts), described once per statement here. Without it a run pays the increment only: tracing
+ * costs nothing, not even a test, while it is off. (`iterate` hands back an iterator that runs on after the
+ * call, so it is counted but not traced; nothing iterates today.)
  */
-export function countSqliteStatements(db: BetterSqlite3.Database, costs: DbCosts): void {
+export function countSqliteStatements(
+  db: BetterSqlite3.Database,
+  costs: DbCosts,
+  trace?: (sql: string) => (execute: () => unknown) => unknown,
+): void {
   const prepare = db.prepare.bind(db) as (source: string) => BetterSqlite3.Statement;
   (db as { prepare: (source: string) => BetterSqlite3.Statement }).prepare = (source) => {
     const statement = prepare(source) as unknown as Record<string, (...args: unknown[]) => unknown>;
+    const span = trace?.(source);
     for (const method of EXECUTING_METHODS) {
       const execute = statement[method]!;
-      statement[method] = function (this: unknown, ...args: unknown[]) {
-        costs.statements++;
-        return execute.apply(this, args);
-      };
+      statement[method] =
+        span === undefined || method === 'iterate'
+          ? function (this: unknown, ...args: unknown[]) {
+              costs.statements++;
+              return execute.apply(this, args);
+            }
+          : function (this: unknown, ...args: unknown[]) {
+              costs.statements++;
+              return span(() => execute.apply(this, args));
+            };
     }
     return statement as unknown as BetterSqlite3.Statement;
   };

@@ -10,9 +10,12 @@ import {
   type RepositoryFactory,
 } from './database.js';
 import { countSqliteStatements, type DbCosts } from './costs.js';
+import { foldText } from './fold.js';
+import { wellFormedJsonText } from './well-formed-json.js';
 import { pendingMigrations } from './migrations.js';
 import { settle, TurnBatch, type Settled } from './turn-batch.js';
-import { bindToCaller } from '../telemetry/context.js';
+import { bindToCaller, tracingOn } from '../telemetry/context.js';
+import { describeStatement, traced } from './sqlite-tracing.js';
 
 /** The database cannot serve this right now (locked, I/O error, disk full): a 503, not a 500. */
 export function translateSqliteError(error: unknown): unknown {
@@ -30,6 +33,12 @@ export function runAsPromise<T>(fn: () => T): Promise<T> {
   } catch (error) {
     return Promise.reject(translateSqliteError(error));
   }
+}
+
+/** A statement's runs as spans of the request running them (sqlite-tracing.ts). */
+function traceStatement(sql: string): (execute: () => unknown) => unknown {
+  const description = describeStatement(sql);
+  return (execute) => traced(description, execute);
 }
 
 function isBusy(error: unknown): boolean {
@@ -90,14 +99,27 @@ export class SqliteDatabase implements Database {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     this.timeoutMs = options.timeoutMs ?? 2_000;
     this.db = new BetterSqlite3(path);
-    countSqliteStatements(this.db, this.costs);
+    // Tracing starts before the database opens (cli/serve.ts), so the choice is made once, here.
+    countSqliteStatements(this.db, this.costs, tracingOn() ? traceStatement : undefined);
     try {
       // Opening and migrating may wait for another process's migration, before anything else runs.
       this.db.pragma(`busy_timeout = ${STARTUP_BUSY_WAIT_MS}`);
       this.db.pragma('journal_mode = WAL');
       this.db.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
       this.db.pragma('foreign_keys = ON');
+      // Deleted means gone: freed pages (a deleted photo's bytes, an erased person's fields) are zeroed, and
+      // the WAL is cut back to nothing whenever a checkpoint restarts it, so no old frame lingers there.
+      this.db.pragma('secure_delete = ON');
+      this.db.pragma('journal_size_limit = 0');
       this.db.pragma('cache_size = -16384');
+      // The word index's triggers (and the migration that builds it) fold text with the search's own folding.
+      this.db.function('catalogue_fold', { deterministic: true }, (text: unknown) =>
+        typeof text === 'string' ? foldText(text) : text,
+      );
+      // Migration 021 repairs stored JSON documents with it.
+      this.db.function('well_formed_json', { deterministic: true }, (text: unknown) =>
+        typeof text === 'string' ? wellFormedJsonText(text) : text,
+      );
       this.runMigrations();
       this.db.pragma(`busy_timeout = ${SQLITE_BUSY_WAIT_MS}`);
     } catch (error) {

@@ -18,9 +18,13 @@ export function weakEtag(body: unknown): string {
   return `W/"${createHash('sha256').update(JSON.stringify(body)).digest('base64url').slice(0, 27)}"`;
 }
 
-/** True when an `If-None-Match` value (a list, or `*`) matches `etag` by the weak comparison. */
-export function ifNoneMatchHits(header: string | undefined, etag: string): boolean {
-  if (header === undefined) return false;
+/**
+ * True when an `If-None-Match` value (a list, or `*`) matches `etag` by the weak comparison. `etag` is the
+ * current representation's, undefined when the resource has none (not found, deleted): then nothing
+ * matches, `*` included (RFC 9110 §13.1.2), and the request goes on to its 404 rather than a 304.
+ */
+export function ifNoneMatchHits(header: string | undefined, etag: string | undefined): boolean {
+  if (header === undefined || etag === undefined) return false;
   const opaque = (tag: string): string => tag.trim().replace(/^W\//, '');
   if (header.trim() === '*') return true;
   return header.split(',').some((tag) => opaque(tag) === opaque(etag));

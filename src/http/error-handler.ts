@@ -5,6 +5,7 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { StorageUnavailableError } from '../db/database.js';
+import { invalidCursor } from './cursors.js';
 import {
   ApiError,
   errorBody,
@@ -47,8 +48,14 @@ function messageOf(error: AjvError): string {
       return error.instancePath === '/name'
         ? 'must not be blank or contain control characters'
         : 'has characters that are not allowed';
-    case 'enum':
-      return `must be one of: ${(error.params.allowedValues as unknown[]).join(', ')}`;
+    case 'enum': {
+      // A detail's message holds at most 200 characters (ErrorDetail): a long list is named, not quoted.
+      const allowed = error.params.allowedValues as unknown[];
+      const listed = `must be one of: ${allowed.join(', ')}`;
+      return listed.length <= 200
+        ? listed
+        : `must be one of the ${allowed.length} values the API document lists`;
+    }
     default:
       return error.message ?? 'is invalid';
   }
@@ -96,6 +103,10 @@ export function toApiError(error: FastifyError | Error): ApiError | undefined {
   const fe = error as FastifyError & { validation?: AjvError[]; validationContext?: string };
   if (fe.validation) {
     const details = validationDetails(fe.validation, fe.validationContext ?? 'body').slice(0, MAX_DETAILS);
+    // A cursor the schema refuses (longer than any issued, given twice) is as unusable as an altered one.
+    if (fe.validationContext === 'querystring' && details.every((d) => d.field === 'cursor')) {
+      return invalidCursor();
+    }
     return new ApiError('validation_failed', {
       message: `Invalid request: ${details.map((d) => `${d.field} ${d.message}`).join('; ')}.`,
       details: details,
@@ -121,6 +132,9 @@ export function toApiError(error: FastifyError | Error): ApiError | undefined {
 
 export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
   reply.errorCode = error.code;
+  // An error describes no representation: validators a route set before failing would make a cache (or a
+  // later If-None-Match) treat this answer as the resource. A 412 names the current ETag in its own headers.
+  reply.removeHeader('etag').removeHeader('last-modified');
   if (error.headers) reply.headers(error.headers);
   return reply.code(error.status).type('application/json; charset=utf-8').send(errorBody(error));
 }

@@ -17,6 +17,11 @@ export const errorCatalogue = {
   validation_failed: { status: 400, message: 'The request has invalid or missing values.' },
   invalid_json: { status: 400, message: 'The request body is not valid JSON.' },
   bad_request: { status: 400, message: 'The request could not be understood.' },
+  invalid_cursor: {
+    status: 400,
+    message:
+      'The cursor is not valid for this query: follow the Link of the previous page (same parameters), or start again without a cursor.',
+  },
   missing_api_key: {
     status: 401,
     message: 'No API key was sent. Send it as "Authorization: Bearer <API_KEY>".',

@@ -1,7 +1,7 @@
 /**
  * `/healthz` on a port of its own (HEALTH_PORT), for an orchestrator that wants the liveness probe apart from
  * the API's connections. Under a flood that opens thousands of connections at once, a probe's new connection
- * on the API port waits behind every connection still to be accepted (Node 20 accepts one per listening
+ * on the API port waits behind every connection still to be accepted (Node accepts one per listening
  * socket per turn of the event loop); this listener's accept queue holds only the probes. It answers
  * nothing but `GET`/`HEAD /healthz`: no API is reachable through it.
  */

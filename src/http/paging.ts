@@ -1,11 +1,12 @@
 /**
  * Keyset paging for every list operation: a page is asked for with `limit` and an opaque `cursor`, and a
  * response with more to come carries `Link: <…&cursor=…>; rel="next"`. Inside, a cursor is the last id of
- * the previous page; clients must treat it as opaque.
+ * the previous page, authenticated together with the query it was issued for (http/cursors.ts); clients
+ * must treat it as opaque.
  */
 import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
-import { ApiError } from './errors.js';
+import type { CursorBinding, Cursors } from './cursors.js';
 
 /**
  * The paging query parameters every list operation takes; `sameFilters` tells a client what the cursor must
@@ -27,27 +28,10 @@ export function pageQuery(sameFilters: string, options: { polled?: boolean; curs
       Type.String({
         minLength: 1,
         maxLength: options.cursorMaxLength ?? 200,
-        description: `Opaque cursor taken from the \`Link: rel="next"\` header of the previous page${options.polled ? ' (or poll)' : ''}. Use it with ${sameFilters}.`,
+        description: `Opaque cursor taken from the \`Link: rel="next"\` header of the previous page${options.polled ? ' (or poll)' : ''}. Use it with ${sameFilters}: a cursor is valid only for the query it was issued for; any other, or an altered one, is \`400 invalid_cursor\`.`,
       }),
     ),
   };
-}
-
-export function encodeCursor(lastId: number): string {
-  return Buffer.from(`id:${lastId}`).toString('base64url');
-}
-
-/** The id a cursor stands for; a 400 for anything this service did not issue. */
-export function decodeCursor(cursor: string): number {
-  const match = /^id:([1-9][0-9]{0,15})$/.exec(Buffer.from(cursor, 'base64url').toString('latin1'));
-  const id = match ? Number(match[1]) : NaN;
-  if (!Number.isSafeInteger(id) || encodeCursor(id) !== cursor) {
-    throw new ApiError('validation_failed', {
-      message: 'Invalid request: cursor is not one this service issued.',
-      details: [{ field: 'cursor', message: 'is not a cursor this service issued' }],
-    });
-  }
-  return id;
 }
 
 /**
@@ -75,11 +59,11 @@ export function nextLink(
 export function sendPage<T extends { id: number }>(
   reply: FastifyReply,
   rows: T[],
-  page: { path: string; limit: number; filters?: Record<string, string | number | undefined> },
+  page: CursorBinding & { limit: number; cursors: Cursors },
 ): T[] {
   if (rows.length > page.limit) {
     rows.length = page.limit;
-    const cursor = encodeCursor(rows[page.limit - 1]!.id);
+    const cursor = page.cursors.issueId(page, rows[page.limit - 1]!.id);
     reply.header('link', nextLink(page.path, page.limit, page.filters ?? {}, cursor));
   }
   return rows;

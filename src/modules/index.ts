@@ -1,3 +1,4 @@
+import { applicationsModule } from './applications/index.js';
 import { categoriesModule } from './categories/index.js';
 import { eventsModule } from './events/index.js';
 import { listingsModule } from './listings/index.js';
@@ -19,6 +20,7 @@ export const MODULES: ApiModule[] = [
   listingsModule,
   categoriesModule,
   ordersModule,
+  applicationsModule,
   eventsModule,
   webhooksModule,
 ];

@@ -11,6 +11,7 @@ import type { TSchema } from 'typebox';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
+import type { Cursors } from '../http/cursors.js';
 import type { ErrorCatalogue } from '../http/errors.js';
 
 export interface ModuleContext {
@@ -23,6 +24,8 @@ export interface ModuleContext {
   config: Partial<Config>;
   /** The modules the app serves, for a module whose routes list what the others declare (events' types). */
   modules: readonly ApiModule[];
+  /** Issues and reads every list's cursors (http/cursors.ts), with the secret every instance shares. */
+  cursors: Cursors;
 }
 
 /** A scope a module's routes require, declared by the module that owns it. */

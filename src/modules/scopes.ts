@@ -5,6 +5,7 @@
  * key is loaded. The declarations are pure data, so this file loads no module's routes: webhooks use these
  * helpers without a cycle through the module list (src/modules/index.ts checks the two lists agree).
  */
+import { applicationScopes } from './applications/scopes.js';
 import { eventScopes } from './events/scopes.js';
 import type { ScopeDeclaration } from './module.js';
 import { orderScopes } from './orders/scopes.js';
@@ -15,6 +16,7 @@ import { webhookScopes } from './webhooks/scopes.js';
 export const MODULE_SCOPES: readonly ScopeDeclaration[] = [
   ...petScopes,
   ...orderScopes,
+  ...applicationScopes,
   ...eventScopes,
   ...webhookScopes,
 ];

@@ -6,10 +6,14 @@
  */
 import { settingsOf } from './declared.js';
 import type { SettingDeclaration } from './module.js';
+import { applicationSettings } from './applications/settings.js';
 import { orderSettings } from './orders/settings.js';
+import { photoSettings } from './photos/settings.js';
 import { webhookSettings } from './webhooks/settings.js';
 
 export const MODULE_SETTINGS: readonly SettingDeclaration[] = settingsOf([
+  { settings: photoSettings },
   { settings: orderSettings },
+  { settings: applicationSettings },
   { settings: webhookSettings },
 ]);

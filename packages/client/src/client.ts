@@ -1,3 +1,4 @@
+import { Applicants, Applications } from './applications.js';
 import { Listings } from './catalogue.js';
 import { Categories, Events, Orders, Pets, Store, WebhookEndpoints } from './resources.js';
 import type { RateLimitState } from './rate-limit.js';
@@ -22,6 +23,10 @@ export class PetAdoptionClient {
   readonly webhooks: Webhooks;
   /** Search the catalogue: `client.listings.search({ near, radiusKm, … })` iterates every page. */
   readonly listings: Listings;
+  /** Adoption applications and their form: `create`, `list`, `get`, `update`, the actions, `form.get|put`. */
+  readonly applications: Applications;
+  /** Applicants' personal data: `get`, `export`, `erase`. */
+  readonly applicants: Applicants;
   private readonly transport: Transport;
 
   constructor(options: PetAdoptionClientOptions) {
@@ -34,6 +39,8 @@ export class PetAdoptionClient {
     this.webhookEndpoints = new WebhookEndpoints(this.transport);
     this.webhooks = new Webhooks();
     this.listings = new Listings(this.transport);
+    this.applications = new Applications(this.transport);
+    this.applicants = new Applicants(this.transport);
   }
 
   /** The `/v1` address every request goes to. */

@@ -44,3 +44,17 @@ export type Photo = Schemas['Photo'];
 export type PhotoSize = keyof Photo['urls'];
 export type Listing = Schemas['Listing'];
 export type SearchListingsQuery = Query<'searchListings'>;
+
+export type ApplicationForm = Schemas['ApplicationForm'];
+export type Application = Schemas['Application'];
+export type ApplicationStatus = Application['status'];
+export type Applicant = Schemas['Applicant'];
+type Body<Id extends keyof operations> =
+  NonNullable<operations[Id]['requestBody']> extends { content: { 'application/json': infer B } } ? B : never;
+export type NewApplication = Body<'createApplication'>;
+export type ApplicationPatch = Body<'updateApplication'>;
+export type ApplicationFormInput = Body<'putApplicationForm'>;
+export type RejectApplication = Body<'rejectApplication'>;
+export type WithdrawApplication = Body<'withdrawApplication'>;
+export type ApplicantExport = JsonOf<operations['exportApplicant']['responses'][200]>;
+export type ListApplicationsQuery = Query<'listApplications'>;

@@ -63,3 +63,14 @@ export interface Recorded {
 export function replayAllowed(input: IdempotencyInput, recorded: Recorded): boolean {
   return input.mayReplay === undefined || input.mayReplay(recorded);
 }
+
+/** What a stored record (if any) means for `input` before its write runs (IdempotencyRepository.peek). */
+export function peekRecord(
+  input: IdempotencyInput,
+  row: { fingerprint: string; status: number; body: string; createdAt: number } | undefined,
+): { kind: 'replayed'; status: number; body: unknown } | { kind: 'mismatch' } | undefined {
+  if (!row || row.createdAt < input.notBefore) return undefined;
+  if (row.fingerprint !== input.fingerprint) return { kind: 'mismatch' };
+  const recorded = { status: row.status, body: JSON.parse(row.body) as unknown };
+  return replayAllowed(input, recorded) ? { kind: 'replayed', ...recorded } : undefined;
+}

@@ -1,6 +1,12 @@
 import type { PoolClient } from 'pg';
 import type { PostgresDatabase } from '../postgres.js';
-import { replayAllowed, type Idempotent, type IdempotencyInput, type Recorded } from './records.js';
+import {
+  peekRecord,
+  replayAllowed,
+  type Idempotent,
+  type IdempotencyInput,
+  type Recorded,
+} from './records.js';
 import type { IdempotencyRepository } from './repository.js';
 
 const SQL = {
@@ -70,6 +76,20 @@ export class PostgresIdempotency implements IdempotencyRepository {
       });
     }
     return { kind: 'done', value };
+  }
+
+  async peek(input: IdempotencyInput): ReturnType<IdempotencyRepository['peek']> {
+    const rows = await this.db.query<{
+      fingerprint: string;
+      status: number;
+      body: string;
+      createdAt: number;
+    }>({
+      name: 'idem_peek',
+      text: SQL.find,
+      values: [input.accountId, input.operation, input.key],
+    });
+    return peekRecord(input, rows[0]);
   }
 
   async purge(before: number): Promise<void> {

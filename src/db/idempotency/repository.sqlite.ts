@@ -1,6 +1,12 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import type { SqliteDatabase } from '../sqlite.js';
-import { replayAllowed, type Idempotent, type IdempotencyInput, type Recorded } from './records.js';
+import { runAsPromise, type SqliteDatabase } from '../sqlite.js';
+import {
+  peekRecord,
+  replayAllowed,
+  type Idempotent,
+  type IdempotencyInput,
+  type Recorded,
+} from './records.js';
 import type { IdempotencyRepository } from './repository.js';
 
 interface Row {
@@ -66,6 +72,10 @@ export class SqliteIdempotency implements IdempotencyRepository {
       );
     }
     return { kind: 'done', value };
+  }
+
+  peek(input: IdempotencyInput): ReturnType<IdempotencyRepository['peek']> {
+    return runAsPromise(() => peekRecord(input, this.find.get(input.accountId, input.operation, input.key)));
   }
 
   purge(before: number): Promise<void> {

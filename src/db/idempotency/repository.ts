@@ -1,4 +1,5 @@
 import type { RepositoryFactory } from '../database.js';
+import type { Idempotent, IdempotencyInput } from './records.js';
 import { PostgresIdempotency } from './repository.postgres.js';
 import { SqliteIdempotency } from './repository.sqlite.js';
 
@@ -10,6 +11,14 @@ import { SqliteIdempotency } from './repository.sqlite.js';
  * retention window; a record is stored only for a write that succeeded.
  */
 export interface IdempotencyRepository {
+  /**
+   * What a repeat of `input` would come to, read before the work: its replay, a mismatch, or undefined
+   * (nothing recorded, or not for this caller: the write must run). For writes whose preparation is dear
+   * (an image's decode), so a replay costs a lookup; the write's transaction decides again.
+   */
+  peek(
+    input: IdempotencyInput,
+  ): Promise<Extract<Idempotent<never>, { kind: 'replayed' | 'mismatch' }> | undefined>;
   /** Delete records created before `before` (epoch ms). */
   purge(before: number): Promise<void>;
 }

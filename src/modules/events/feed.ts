@@ -13,9 +13,22 @@ export function feedConditions(
     values.push(query.type);
     where.push(`type = ${placeholder(values.length)}`);
   }
-  if (!query.viewer.allOrders) {
-    values.push(query.viewer.accountId);
-    where.push(`(account_id IS NULL OR account_id = ${placeholder(values.length)})`);
+  const { viewer } = query;
+  const me = (): string => {
+    values.push(viewer.accountId);
+    return placeholder(values.length);
+  };
+  const others = viewer.allOrders ? undefined : `(account_id IS NULL OR account_id = ${me()})`;
+  const applications = viewer.allApplications
+    ? undefined
+    : viewer.ownApplications
+      ? `account_id = ${me()}`
+      : 'FALSE';
+  if (applications === undefined && others !== undefined) {
+    where.push(`(type LIKE 'appl%' OR ${others})`);
+  } else if (applications !== undefined) {
+    // application.* and applicant.* (the only types starting so) follow the applications scopes.
+    where.push(`(CASE WHEN type LIKE 'appl%' THEN ${applications} ELSE ${others ?? 'TRUE'} END)`);
   }
   values.push(query.limit);
   return { where: `${where.join(' AND ')} ORDER BY ${order} LIMIT ${placeholder(values.length)}`, values };

@@ -83,10 +83,18 @@ export function previousValues<T extends object>(before: T, after: T): Partial<T
   return previous;
 }
 
-/** Who reads the feed: pet.* is visible to all; order.* to the order's account, or to all with orders:manage. */
+/**
+ * Who reads the feed: pet.* is visible to all; order.* to the order's account, or to all with orders:manage;
+ * application.* and applicant.* to the application's account while it holds applications:read, or to all
+ * with applications:manage.
+ */
 export interface EventViewer {
   accountId: number;
   allOrders: boolean;
+  /** applications:manage (absent: no). */
+  allApplications?: boolean;
+  /** applications:read (absent: no). */
+  ownApplications?: boolean;
 }
 
 export interface ListEventsQuery {

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { hasScope } from '../../http/access.js';
-import { decodeCursor, encodeCursor, nextLink } from '../../http/paging.js';
+import { nextLink } from '../../http/paging.js';
 import { errorResponses, linkHeader } from '../../http/responses.js';
 import { eventsOf } from '../declared.js';
 import type { ModuleContext } from '../module.js';
@@ -9,7 +9,10 @@ import { eventSchemas, type Event } from './schemas.js';
 
 const rateLimitNote = 'Every response carries the rate-limit headers (see components.headers).';
 
-export const eventRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (app, { database, modules }) => {
+export const eventRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
+  app,
+  { database, modules, cursors },
+) => {
   const events = database.repository(eventRepository);
   // The types of the modules served: their declarations (ApiModule.events) make the query's enum.
   const { Events, ListEventsQuery } = eventSchemas(eventsOf(modules));
@@ -23,9 +26,10 @@ export const eventRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (app,
         tags: ['events'],
         summary: 'List events',
         description:
-          'Changes of pets and orders, oldest first, at most `limit` (default 20), optionally of one `type`. ' +
+          'Changes of pets, orders and applications, oldest first, at most `limit` (default 20), optionally of one `type`. ' +
           "`pet.*` events are visible to every key with `events:read`; `order.*` only to the order's account, " +
-          'or to keys with `orders:manage`. **Every** page carries `Link: <…>; rel="next"`, also an empty or ' +
+          "or to keys with `orders:manage`; `application.*` and `applicant.*` only to the application's account " +
+          'while the key holds `applications:read`, or to keys with `applications:manage`. **Every** page carries `Link: <…>; rel="next"`, also an empty or ' +
           'short one: it points after the last event shown (or repeats the cursor when nothing was new), so a ' +
           'client polls by following it. The body is a plain JSON array of events, each exactly as webhook ' +
           `receivers get it. Events are kept 30 days. ${rateLimitNote}`,
@@ -45,16 +49,22 @@ export const eventRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (app,
     },
     async (request, reply) => {
       const { limit = 20, type, cursor } = request.query;
-      const afterSeq = cursor === undefined ? undefined : decodeCursor(cursor);
+      const binding = { path: '/v1/events', filters: { type } };
+      const afterSeq = cursor === undefined ? undefined : cursors.readId(binding, cursor);
       const principal = request.principal!;
       const rows = await events.list({
         afterSeq,
         type,
         limit,
-        viewer: { accountId: principal.account.id, allOrders: hasScope(request, 'orders:manage') },
+        viewer: {
+          accountId: principal.account.id,
+          allOrders: hasScope(request, 'orders:manage'),
+          allApplications: hasScope(request, 'applications:manage'),
+          ownApplications: hasScope(request, 'applications:read'),
+        },
       });
       const last = rows.at(-1);
-      const next = last === undefined ? cursor : encodeCursor(last.seq);
+      const next = last === undefined ? cursor : cursors.issueId(binding, last.seq);
       reply.header('link', nextLink('/v1/events', limit, { type }, next));
       // The stored payloads are the events' JSON, served byte for byte as receivers get them.
       // A string is sent as is (no serializer); the type provider only knows the parsed shape.

@@ -3,6 +3,8 @@
  * lists, parameters that depend on each other (`radiusKm` and `sort=distance` need `near`) and a 400 that
  * names every bad or unknown parameter at once, not only the first one found.
  */
+import { foldText } from '../../db/fold.js';
+import { invalidCursor, type CursorBinding, type Cursors } from '../../http/cursors.js';
 import { ApiError, type ErrorDetail } from '../../http/errors.js';
 import { PET_STATUSES, type PetStatus } from '../pets/index.js';
 import { AGE_GROUPS, SEXES, SIZES } from '../profiles/index.js';
@@ -59,18 +61,45 @@ const KNOWN = new Set([
 
 const NUMBER = /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?$/;
 
-/** Splits `q` into words as the word index does: letters and digits, anything else separates. */
+/**
+ * The longest value of each parameter (the schema's maxLength, read here since this parser runs before the
+ * schema's validator): nothing below looks at more than this, so a 16 KiB value costs what 200 characters do.
+ */
+export const MAX_VALUE_LENGTH: Readonly<Record<string, number>> = {
+  q: 200,
+  near: 60,
+  radiusKm: 20,
+  sort: 20,
+  limit: 20,
+  cursor: 600,
+};
+/** A comma-separated list or a flag: the schema's 200. */
+const DEFAULT_VALUE_LENGTH = 200;
+
+/**
+ * The words of `q` as the word index holds them: folded like the indexed text (src/db/fold.ts: compatibility
+ * forms, accents, case), then split on anything but letters and digits.
+ */
 export function wordsOf(q: string): string[] {
-  return q.split(/[^\p{L}\p{N}]+/u).filter(Boolean);
+  return foldText(q)
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter(Boolean);
 }
 
-export function parseListingQuery(raw: Record<string, unknown>): ListingQuery {
+/** What a listing cursor is bound to: the path and every parameter but `cursor` and `limit`, as given. */
+export const LISTINGS_PATH = '/v1/listings';
+/** The longest listing cursor (a `name` cursor holds a name of up to 100 characters, 4 bytes each). */
+export const MAX_LISTING_CURSOR_LENGTH = MAX_VALUE_LENGTH.cursor!;
+
+export function parseListingQuery(raw: Record<string, unknown>, cursors: Cursors): ListingQuery {
   const details: ErrorDetail[] = [];
   const bad = (field: string, message: string) => details.push({ field, message });
   const text: Record<string, string> = {};
   for (const [name, value] of Object.entries(raw)) {
     if (!KNOWN.has(name)) bad(name, 'is not a known parameter');
     else if (typeof value !== 'string') bad(name, 'must be given once');
+    else if (value.length > (MAX_VALUE_LENGTH[name] ?? DEFAULT_VALUE_LENGTH) && name !== 'cursor')
+      bad(name, `must be at most ${MAX_VALUE_LENGTH[name] ?? DEFAULT_VALUE_LENGTH} characters`);
     else text[name] = value;
   }
 
@@ -113,9 +142,10 @@ export function parseListingQuery(raw: Record<string, unknown>): ListingQuery {
   }
   query.hasPhotos = boolean('hasPhotos');
   if (text.q !== undefined) {
+    // The length was checked above, before folding, which costs time in proportion (NFKC expands a
+    // character at most 18-fold, so the folded text stays bounded too).
     const words = wordsOf(text.q);
-    if (text.q.length > 200) bad('q', 'must be at most 200 characters');
-    else if (words.length === 0) bad('q', 'must contain at least one word');
+    if (words.length === 0) bad('q', 'must contain at least one word');
     else if (words.length > MAX_WORDS) bad('q', `must contain at most ${MAX_WORDS} words`);
     query.words = words;
   }
@@ -146,10 +176,6 @@ export function parseListingQuery(raw: Record<string, unknown>): ListingQuery {
     if (!(limit >= 1 && limit <= 100)) bad('limit', 'must be an integer from 1 to 100');
     else query.limit = limit;
   }
-  if (details.length === 0 && text.cursor !== undefined) {
-    query.after = decodeListingCursor(text.cursor, query.sort);
-    if (!query.after) bad('cursor', 'is not a cursor this service issued for this sort');
-  }
   if (details.length > 0) {
     throw new ApiError('validation_failed', {
       message: `Invalid request: ${details.map((d) => `${d.field} ${d.message}`).join('; ')}.`,
@@ -159,36 +185,47 @@ export function parseListingQuery(raw: Record<string, unknown>): ListingQuery {
   for (const [name, value] of Object.entries(text)) {
     if (name !== 'cursor' && name !== 'limit') query.filters[name] = value;
   }
+  // Last, once every other parameter is known good: the cursor is bound to them (and to the sort).
+  if (text.cursor !== undefined) query.after = decodeListingCursor(cursors, query, text.cursor);
   return query;
 }
 
-/** The cursor after `after` in `sort`'s order: the sort, the key and the id, opaque to clients. */
-export function encodeListingCursor(sort: Sort, after: After): string {
-  const key = sort === 'name' ? after.name : sort === 'distance' ? after.distance : undefined;
-  const value: unknown[] = key === undefined ? [sort, after.id] : [sort, after.id, key];
-  if (sort === 'distance' && after.span !== undefined) value.push(after.span);
-  return Buffer.from(JSON.stringify(value)).toString('base64url');
+function bindingOf(query: ListingQuery): CursorBinding {
+  return { path: LISTINGS_PATH, filters: query.filters };
 }
 
-export function decodeListingCursor(cursor: string, sort: Sort): After | undefined {
-  if (cursor.length > 600) return undefined;
-  let value: unknown;
-  try {
-    value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    return undefined;
+/** The cursor after `after` in the query's order: the id and the sort's key, bound to the query. */
+export function encodeListingCursor(cursors: Cursors, query: ListingQuery, after: After): string {
+  const values: (string | number)[] = [after.id];
+  if (query.sort === 'name') values.push(after.name!);
+  if (query.sort === 'distance') values.push(after.distance!, after.span ?? 0);
+  return cursors.issue(bindingOf(query), values);
+}
+
+/**
+ * Where the page after `cursor` starts, or `400 invalid_cursor`: the cursor must be this service's for
+ * exactly this query, and (even then) hold an id, a name, a distance and a span in range, so no value a
+ * cursor carries can steer the search's work (a span of 1e-300 km once made the rings of a search by
+ * distance never grow).
+ */
+export function decodeListingCursor(cursors: Cursors, query: ListingQuery, cursor: string): After {
+  const values = cursors.read(bindingOf(query), cursor, MAX_LISTING_CURSOR_LENGTH);
+  const [id, key, span] = values;
+  if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 1) throw invalidCursor();
+  if (query.sort === 'name') {
+    if (values.length !== 2 || typeof key !== 'string' || key.length === 0 || key.length > 400) {
+      throw invalidCursor();
+    }
+    return { id, name: key };
   }
-  if (!Array.isArray(value) || value[0] !== sort) return undefined;
-  const id = value[1] as unknown;
-  if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 1) return undefined;
-  if (sort === 'name') return typeof value[2] === 'string' ? { id, name: value[2] } : undefined;
-  if (sort === 'distance') {
-    if (typeof value[2] !== 'number' || !(value[2] >= 0)) return undefined;
-    // The span is a hint (how far the first ring reaches), absent from cursors issued before it.
-    const span = value[3] as unknown;
-    return typeof span === 'number' && span >= 0 && Number.isFinite(span)
-      ? { id, distance: value[2], span }
-      : { id, distance: value[2] };
+  if (query.sort === 'distance') {
+    const radius = query.near!.radiusKm;
+    const inRange = (n: unknown): n is number =>
+      typeof n === 'number' && Number.isFinite(n) && n >= 0 && n <= radius;
+    if (values.length !== 3 || !inRange(key) || !inRange(span)) throw invalidCursor();
+    // -0 would be a distinct page-cache key for the same page; it is 0.
+    return { id, distance: key + 0, span: span + 0 };
   }
-  return value.length === 2 ? { id } : undefined;
+  if (values.length !== 1) throw invalidCursor();
+  return { id };
 }

@@ -16,7 +16,7 @@ const dialect: Dialect = {
   placeholder: (n) => `$${n}`,
   boolean: (value) => value,
   distance,
-  // catalogue_fold (migration 013) folds case and accents of the indexed words and of the query alike.
+  // catalogue_fold (migration 021: src/db/fold.ts in SQL) folds the indexed words and the query alike.
   words: (value) =>
     `p.id IN (SELECT pet_id FROM listing_words WHERE words @@ to_tsquery('simple', catalogue_fold(${value}::text)))`,
   wordsValue: (words) => words.join(' & '),

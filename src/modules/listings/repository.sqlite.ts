@@ -10,7 +10,7 @@ const dialect: Dialect = {
   placeholder: () => '?',
   boolean: (value) => (value ? 1 : 0),
   distance: (lat, lon) => `catalogue_distance_km(${lat}, ${lon}, pr.latitude, pr.longitude)`,
-  // FTS5 with the unicode61 tokenizer (diacritics removed, case folded): quoted words, all required.
+  // FTS5 over words folded by catalogue_fold (src/db/fold.ts, migration 021): quoted words, all required.
   words: (value) => `p.id IN (SELECT rowid FROM listing_words WHERE listing_words MATCH ${value})`,
   wordsValue: (words) => words.map((word) => `"${word}"`).join(' '),
   // Newest or oldest first, FTS5 hands out its matches in rowid order: the page reads as far as it needs.

@@ -5,14 +5,15 @@
  * cache (http/page-cache.ts), so a search repeated before the data changes costs no statement.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { PageCache } from '../../http/page-cache.js';
 import { nextLink } from '../../http/paging.js';
+import { renderRows } from '../../http/row-guard.js';
 import { errorResponses, linkHeader } from '../../http/responses.js';
 import type { ModuleContext } from '../module.js';
-import { renderPhoto } from '../photos/index.js';
+import { renderStoredPhoto } from '../photos/index.js';
 import type { ProfileDoc } from '../profiles/index.js';
-import { encodeListingCursor, parseListingQuery, type ListingQuery } from './query.js';
+import { encodeListingCursor, LISTINGS_PATH, parseListingQuery, type ListingQuery } from './query.js';
 import { listingRepository } from './repository.js';
 import { Listings, SearchListingsQuery, type Listing } from './schemas.js';
 
@@ -22,33 +23,39 @@ declare module 'fastify' {
   }
 }
 
-export const listingRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (app, { database, config }) => {
+export const listingRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
+  app,
+  { database, config, cursors },
+) => {
   const listings = database.repository(listingRepository);
   const base = config.publicUrl ?? '';
   // Pages as sent (body and Link), keyed by the request's path and query, exact as the pets' list pages:
   // answered only while the database is at the version the page was read at.
   const pages = new PageCache<{ body: Buffer; link: string | undefined }>();
 
-  async function search(query: ListingQuery): Promise<{ rows: Listing[]; link: string | undefined }> {
+  async function search(
+    request: FastifyRequest,
+    query: ListingQuery,
+  ): Promise<{ rows: Listing[]; link: string | undefined }> {
     const rows = await listings.search(query);
     let link: string | undefined;
     if (rows.length > query.limit) {
       rows.length = query.limit;
       const last = rows[query.limit - 1]!;
-      const cursor = encodeListingCursor(query.sort, {
+      const cursor = encodeListingCursor(cursors, query, {
         id: last.id,
         name: last.name,
         distance: last.distance ?? undefined,
         span: query.sort === 'distance' ? Math.max(0, last.distance! - rows[0]!.distance!) : undefined,
       });
-      link = nextLink('/v1/listings', query.limit, query.filters, cursor);
+      link = nextLink(LISTINGS_PATH, query.limit, query.filters, cursor);
     }
     const photos = new Map(
       (await listings.primaryPhotos(rows.map((row) => row.id))).map((photo) => [photo.petId, photo]),
     );
     return {
       link,
-      rows: rows.map((row): Listing => {
+      rows: renderRows(request, rows, (row): Listing => {
         const profile = row.doc === null ? {} : (JSON.parse(row.doc) as ProfileDoc);
         const photo = photos.get(row.id);
         const listing: Listing = {
@@ -57,7 +64,7 @@ export const listingRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (ap
             ...profile,
             updatedAt: row.updatedAt === null ? null : new Date(row.updatedAt).toISOString(),
           },
-          primaryPhoto: photo ? renderPhoto(photo, base) : null,
+          primaryPhoto: photo ? renderStoredPhoto(photo, base) : null,
         };
         if (row.distance !== null) listing.distanceKm = Math.round(row.distance * 10) / 10;
         return listing;
@@ -71,7 +78,7 @@ export const listingRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (ap
       config: { access: { scopes: ['pets:read'] } },
       // Before the schema's validator, which stops at the first problem: the 400 names every one.
       preValidation: async (request) => {
-        request.listingQuery = parseListingQuery(request.query as Record<string, unknown>);
+        request.listingQuery = parseListingQuery(request.query as Record<string, unknown>, cursors);
       },
       schema: {
         operationId: 'searchListings',
@@ -100,7 +107,7 @@ export const listingRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (ap
       const page =
         pages.get(version, request.url) ??
         (await pages.load(version, request.url, async () => {
-          const { rows, link } = await search(query);
+          const { rows, link } = await search(request, query);
           // Serialized by the route's own 200 schema, as Fastify would have sent the rows.
           return { body: Buffer.from(reply.serialize(rows) as string), link };
         }));

@@ -5,7 +5,7 @@ import { ref } from '../../http/schemas.js';
 import { Photo } from '../photos/index.js';
 import { Pet } from '../pets/index.js';
 import { PetProfile } from '../profiles/index.js';
-import { DEFAULT_RADIUS_KM, MAX_WORDS, SORTS } from './query.js';
+import { DEFAULT_RADIUS_KM, MAX_LISTING_CURSOR_LENGTH, MAX_WORDS, SORTS } from './query.js';
 
 export const Listing = Type.Object(
   {
@@ -102,7 +102,7 @@ export const SearchListingsQuery = Type.Object(
           '`newest` (default: newest pet first), `oldest`, `distance` (needs `near`), `name`; ties by id.',
       }),
     ),
-    ...pageQuery('the same parameters', { cursorMaxLength: 600 }),
+    ...pageQuery('the same parameters', { cursorMaxLength: MAX_LISTING_CURSOR_LENGTH }),
   },
   { additionalProperties: false },
 );

@@ -75,11 +75,23 @@ export interface Dialect {
   wordsFirst?(placeholder: string): { from: string; id: string };
 }
 
-/** A ring of the search near a point: profiles are read through `ranges` alone, up to `outer` km. */
+/**
+ * A ring of the search near a point: profiles are read through `ranges` alone, up to `outer` km. `index`
+ * counts the rings of one page (0: the first).
+ */
 export interface Ring {
   ranges: CoverRange[];
   outer: number;
+  index: number;
 }
+
+/**
+ * The most rings (statements) a page sorted by distance reads, whatever its cursor says: the last one
+ * reaches the radius. With the least width below and at least doubling, fewer are needed anyway.
+ */
+export const MAX_RINGS = 8;
+/** The narrowest ring, as a part of the radius: a span of 1e-300 km must not make a ring of nothing. */
+const MIN_RING_PART = 1 / 4096;
 
 /**
  * The search as one statement: filters (the box included) inside, radius, cursor, order and limit outside.
@@ -184,16 +196,19 @@ export function searchSql(
  * nearest `limit` of it, and the rows past the ring are farther than all of them) or to the radius.
  * How far to reach first: the previous page's span of distances (carried in the cursor), else a
  * thirty-second of the radius; a ring that held too few is widened towards twice a page by its density.
+ * Bounded whatever the cursor holds: at most MAX_RINGS rings, each at least a 4096th of the radius wide.
  */
 export function nextRing(query: ListingQuery, previous?: { ring: Ring; found: number }): Ring | undefined {
   const near = query.near!;
   const start = query.after?.distance ?? 0;
+  const index = previous ? previous.ring.index + 1 : 0;
   let outer: number;
-  if (!previous) {
+  if (previous && (previous.found > query.limit || previous.ring.outer >= near.radiusKm)) return undefined;
+  if (index >= MAX_RINGS - 1) outer = near.radiusKm;
+  else if (!previous) {
     const span = query.after?.span;
     outer = start + (span !== undefined && span > 0 ? 1.5 * span : near.radiusKm / 32);
   } else {
-    if (previous.found > query.limit || previous.ring.outer >= near.radiusKm) return undefined;
     const before = previous.ring.outer;
     // Rows grow with the ring's area (outer² − start²): aim at twice the page, at least twice the width.
     const area = before * before - start * start;
@@ -203,8 +218,9 @@ export function nextRing(query: ListingQuery, previous?: { ring: Ring; found: nu
         : start + 8 * (before - start);
     outer = Math.min(Math.max(aimed, start + 2 * (before - start)), start + 16 * (before - start));
   }
-  outer = Math.min(outer, near.radiusKm);
-  return { ranges: ringCover(near.latitude, near.longitude, start, outer), outer };
+  // Never narrower than a part of the radius, so that each ring (at least doubling) gets somewhere.
+  outer = Math.min(Math.max(outer, start + near.radiusKm * MIN_RING_PART), near.radiusKm);
+  return { ranges: ringCover(near.latitude, near.longitude, start, outer), outer, index };
 }
 
 export const BOOLEAN_FILTERS = {

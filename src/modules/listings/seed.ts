@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Database } from '../../db/database.js';
-import { loadSharp, processPhoto } from '../photos/index.js';
+import { loadSharp, processUpload } from '../photos/index.js';
 import { photoRepository } from '../photos/index.js';
 import { MAX_PHOTOS } from '../photos/index.js';
 import { profileRepository } from '../profiles/index.js';
@@ -148,13 +148,13 @@ export async function seedCatalogue(
       pets.slice(i, Math.min(i + 8, options.withPhotos)).map(async (pet) => {
         for (let n = 0; n < 2 && n < MAX_PHOTOS; n++) {
           const original = await demoImage(pet.id, n);
-          const processed = await processPhoto(original, 'image/jpeg');
+          const processed = await processUpload(original, 'image/jpeg');
           const result = await photos.add({
             id: randomBytes(16).toString('base64url'),
             petId: pet.id,
             width: processed.width,
             height: processed.height,
-            original,
+            original: processed.original,
             files: processed.files,
             now: options.now,
             max: MAX_PHOTOS,

@@ -33,7 +33,12 @@ declare module '../module.js' {
   }
 }
 
-// Its interface: what other modules, the app and the CLI use of it (they import no other file of it).
+// Its interface: what other modules, the app and the CLI use of it (they import no other file of it). The
+// applications module uses its error codes that other writes share, placing and cancelling inside their
+// transaction, and the listeners of an order's moves.
 export { orderRepository, type OrderRecord } from './repository.js';
 export { ORDER_STATUSES, type OrderStatus } from './schemas.js';
 export { renderOrder } from './decisions.js';
+export { orderError } from './errors.js';
+export { DEFAULT_MAX_OPEN_ORDERS } from './settings.js';
+export { orderMoves, ordersWithin, type OrderMove } from './within.js';

@@ -21,6 +21,7 @@ import type {
 import { fromIdempotent, listShape, orderEvents, TRANSITIONS } from './decisions.js';
 import type { PetStatus } from '../pets/index.js';
 import type { Inventory, OrderStatus } from './schemas.js';
+import { moveOf, orderMoves } from './within.js';
 
 const ORDER_COLUMNS = `o.id, o.account_id AS "accountId", a.name AS "accountName", o.pet_id AS "petId",
   o.status, o.version, o.created_at AS "createdAt", o.updated_at AS "updatedAt"`;
@@ -318,6 +319,13 @@ export class PostgresOrderRepository implements OrderRepository {
         : [],
     );
     await this.events.appendAll(client, events);
+    // Other modules' rows that follow the moves (applications), in this transaction: see within.ts.
+    const moved = decided.flatMap((d) => (d.outcome.kind === 'done' && d.before ? [d] : []));
+    await orderMoves.runPostgres(
+      this.db,
+      client,
+      moved.map((d) => moveOf(d.before!, d.outcome)),
+    );
     await afterEachWrite(
       decided,
       (d) => d.outcome.kind === 'placed' || d.outcome.kind === 'done',
@@ -339,6 +347,15 @@ export class PostgresOrderRepository implements OrderRepository {
     pet.version = moved.version;
     changed.set(Number(pet.id), { status, version: moved.version });
     return moved;
+  }
+
+  /** A placement inside another module's transaction (ordersWithin, within.ts). */
+  async placeWithin(client: PoolClient, input: Place): Promise<PlaceOrderOutcome> {
+    return (await this.writeShared(client, [{ place: input }], new Map()))[0] as PlaceOrderOutcome;
+  }
+  /** An action inside another module's transaction (ordersWithin, within.ts). */
+  async transitionWithin(client: PoolClient, input: TransitionInput): Promise<TransitionOutcome> {
+    return (await this.writeShared(client, [{ act: input }], new Map()))[0] as TransitionOutcome;
   }
 
   async get(id: number): Promise<OrderRecord | undefined> {

@@ -17,6 +17,7 @@ import type {
 } from './repository.js';
 import { fromIdempotent, listShape, orderEvents, TRANSITIONS } from './decisions.js';
 import type { Inventory } from './schemas.js';
+import { orderMoves } from './within.js';
 
 const ORDER_COLUMNS = `o.id, o.account_id AS accountId, a.name AS accountName, o.pet_id AS petId, o.status,
   o.version, o.created_at AS createdAt, o.updated_at AS updatedAt`;
@@ -118,7 +119,8 @@ export class SqliteOrderRepository implements OrderRepository {
     };
   }
 
-  private placeInTransaction(input: Place): PlaceOrderOutcome {
+  /** Public for ordersWithin (within.ts): another module's write places an order in its transaction. */
+  placeInTransaction(input: Place): PlaceOrderOutcome {
     // An order that goes through costs the conditional update alone. A refusal is then explained in the
     // order the API gives them: unknown pet, then the account's limit, then the pet's status.
     const pet = this.stmt.holdPet.get(input.petId, input.accountId, input.maxOpen);
@@ -135,7 +137,8 @@ export class SqliteOrderRepository implements OrderRepository {
     return { kind: 'placed', order };
   }
 
-  private transitionInTransaction(input: TransitionInput): TransitionOutcome {
+  /** Public for ordersWithin (within.ts), as placeInTransaction. */
+  transitionInTransaction(input: TransitionInput): TransitionOutcome {
     const order = this.stmt.get.get(input.id);
     if (!order || (input.accountId !== undefined && order.accountId !== input.accountId)) {
       return { kind: 'not_found' };
@@ -154,6 +157,10 @@ export class SqliteOrderRepository implements OrderRepository {
     }
     const after = this.stmt.get.get(order.id)!;
     this.events.appendAll(orderEvents(order, after, pet, input.now));
+    // Other modules' rows that follow the move (applications), in this transaction: see within.ts.
+    orderMoves.runSqlite(this.database, [
+      { orderId: order.id, petId: order.petId, from: order.status, to: after.status, now: input.now },
+    ]);
     this.hooks.afterWrite?.(this.db);
     return { kind: 'done', order: after };
   }

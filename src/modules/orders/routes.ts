@@ -11,7 +11,7 @@ import {
   type Recorded,
 } from '../../http/idempotency/index.js';
 import { PageCache, sendSerializedPage, serializePage } from '../../http/page-cache.js';
-import { decodeCursor, sendPage } from '../../http/paging.js';
+import { sendPage } from '../../http/paging.js';
 import {
   errorResponses,
   etagHeader,
@@ -34,6 +34,7 @@ import {
 import { renderOrder } from './decisions.js';
 import { orderError } from './errors.js';
 import { DEFAULT_MAX_OPEN_ORDERS } from './settings.js';
+import { renderRows } from '../../http/row-guard.js';
 
 const rateLimitNote = 'Every response carries the rate-limit headers (see components.headers).';
 
@@ -108,7 +109,7 @@ function settleReplayable<T extends { kind: string }>(
 
 export const orderRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
   app,
-  { database, clock, config },
+  { database, clock, config, cursors },
 ) => {
   const orders = database.repository(orderRepository);
   const pages = new PageCache();
@@ -208,7 +209,8 @@ export const orderRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
     },
     async (request, reply) => {
       const { limit = 20, status, petId, cursor } = request.query;
-      const afterId = cursor === undefined ? undefined : decodeCursor(cursor);
+      const binding = { path: '/v1/store/orders', filters: { status, petId } };
+      const afterId = cursor === undefined ? undefined : cursors.readId(binding, cursor);
       const manager = hasScope(request, 'orders:manage');
       const accountId = manager ? undefined : request.principal!.account.id;
       // Read before the page, so a page is never labelled newer than its data (see http/page-cache.ts).
@@ -223,10 +225,10 @@ export const orderRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
             petId !== undefined && petId > MAX_ID
               ? []
               : await orders.list({ accountId, status, petId, afterId, limit: limit + 1 });
-          const page = sendPage(reply, rows, { path: '/v1/store/orders', limit, filters: { status, petId } });
+          const page = sendPage(reply, rows, { ...binding, limit, cursors });
           return serializePage(
             reply,
-            page.map((order) => renderOrder(order, manager)),
+            renderRows(request, page, (order) => renderOrder(order, manager)),
           );
         }));
       return sendSerializedPage(request, reply, cached);

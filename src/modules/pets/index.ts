@@ -34,6 +34,9 @@ declare module '../module.js' {
   }
 }
 
-// Its interface: what other modules, the app and the CLI use of it (they import no other file of it).
+// Its interface: what other modules, the app and the CLI use of it (they import no other file of it). The
+// applications module uses pet statuses and row locks inside its transaction, and the listeners of a pet's
+// removal.
 export { PET_STATUSES, Pet, type PetStatus } from './schemas.js';
 export { petError } from './errors.js';
+export { petRemovals, petsWithin, type PetRemoval } from './within.js';

@@ -21,6 +21,7 @@ import type {
   VersionTest,
 } from './repository.js';
 import type { Pet } from './schemas.js';
+import { petRemovals } from './within.js';
 import {
   deleteTogether,
   updateTogether,
@@ -184,7 +185,7 @@ export class PostgresPetRepository implements PetRepository {
   }
 
   private sharedSteps(): SharedWriteSteps {
-    return { events: this.events, afterWrite: this.hooks.afterWrite };
+    return { db: this.db, events: this.events, afterWrite: this.hooks.afterWrite };
   }
 
   private async updateOne(
@@ -274,6 +275,8 @@ export class PostgresPetRepository implements PetRepository {
           return { kind: 'precondition_failed', version: Number(locked.row.version) };
         const { pet, version } = versioned(locked.row);
         await this.events.append(client, buildEvent('pet.deleted', { object: pet, version }, now));
+        // Other modules' rows that depended on the pet (applications), in this transaction: see within.ts.
+        await petRemovals.runPostgres(this.db, client, [{ petId: id, now }]);
         await this.hooks.afterWrite?.(client);
         return { kind: 'deleted' };
       },

@@ -18,6 +18,7 @@ import type {
 } from './repository.js';
 import { demoPet } from './demo.js';
 import type { Pet, PetStatus } from './schemas.js';
+import { petRemovals } from './within.js';
 
 type PetRawRow = [id: number, name: string, categoryId: number, status: PetStatus];
 type VersionedRawRow = [...PetRawRow, version: number];
@@ -217,6 +218,8 @@ export class SqlitePetRepository implements PetRepository {
           }
           const pet = petFromRaw(row as unknown as PetRawRow);
           this.events.append(buildEvent('pet.deleted', { object: pet, version }, now));
+          // Other modules' rows that depended on the pet (applications), in this transaction: see within.ts.
+          petRemovals.runSqlite(this.database, [{ petId: id, now }]);
           this.hooks.afterWrite?.(this.db);
           return { kind: 'deleted' };
         },

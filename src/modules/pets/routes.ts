@@ -3,7 +3,7 @@ import { strongEtag } from '../../http/conditional.js';
 import { ApiError } from '../../http/errors.js';
 import { IdempotencyHeaders, idempotencyInput, refusal, replay } from '../../http/idempotency/index.js';
 import { PageCache, sendSerializedPage, serializePage } from '../../http/page-cache.js';
-import { decodeCursor, sendPage } from '../../http/paging.js';
+import { sendPage } from '../../http/paging.js';
 import { absoluteLink } from '../../http/public-url.js';
 import {
   errorResponses,
@@ -38,7 +38,7 @@ const CREATED_ETAG = strongEtag(1);
 
 export const petRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
   app,
-  { database, clock, config },
+  { database, clock, config, cursors },
 ) => {
   // Set in getPet's own onSend, after the app-wide hook that makes links absolute, so made absolute here.
   const deprecationHeaders =
@@ -79,7 +79,8 @@ export const petRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
     },
     async (request, reply) => {
       const { limit = 20, status, cursor } = request.query;
-      const afterId = cursor === undefined ? undefined : decodeCursor(cursor);
+      const binding = { path: '/v1/pets', filters: { status } };
+      const afterId = cursor === undefined ? undefined : cursors.readId(binding, cursor);
       // Read before the page, so a page is never labelled newer than its data (see http/page-cache.ts).
       const version = pets.readVersion();
       const key = `${limit}|${status ?? ''}|${afterId ?? 0}`;
@@ -87,10 +88,7 @@ export const petRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
         pages.get(version, key) ??
         (await pages.load(version, key, async () => {
           const rows = await pets.list({ status, afterId, limit: limit + 1 });
-          return serializePage(
-            reply,
-            sendPage(reply, rows, { path: '/v1/pets', limit, filters: { status } }),
-          );
+          return serializePage(reply, sendPage(reply, rows, { ...binding, limit, cursors }));
         }));
       return sendSerializedPage(request, reply, page);
     },

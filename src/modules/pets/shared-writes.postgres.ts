@@ -6,10 +6,12 @@
  * deleteOne), so a batch and a single write cannot disagree.
  */
 import type { PoolClient } from 'pg';
+import type { PostgresDatabase } from '../../db/postgres.js';
 import { afterEachWrite } from '../../db/turn-writes.js';
 import { buildEvent, previousValues, type PostgresEventAppender } from '../events/index.js';
 import type { DeletePetResult, PetChange, UpdatePetResult, VersionedPet, VersionTest } from './repository.js';
 import type { Pet } from './schemas.js';
+import { petRemovals } from './within.js';
 
 // bigint columns arrive as strings unless a type parser says otherwise; versions are converted here.
 export type VersionedRow = Pet & { version: number | string };
@@ -38,6 +40,7 @@ export interface Removal {
 
 /** What a shared write does besides its own statements: append events, run the test seam after each write. */
 export interface SharedWriteSteps {
+  db: PostgresDatabase;
   events: PostgresEventAppender;
   afterWrite: ((client: PoolClient) => void | Promise<void>) | undefined;
 }
@@ -117,6 +120,12 @@ export async function deleteTogether(
       const { pet, version } = versioned(rows.get(r.id)!);
       return buildEvent('pet.deleted', { object: pet, version }, r.now);
     }),
+  );
+  // Other modules' rows that depended on the pets (applications), in this transaction: see within.ts.
+  await petRemovals.runPostgres(
+    steps.db,
+    client,
+    gone.map((r) => ({ petId: r.id, now: r.now })),
   );
   await afterEachWrite(results, (result) => result.kind === 'deleted', steps.afterWrite, client, failed);
   return results;

@@ -1,5 +1,6 @@
 /** The photos module's error codes (its `errors`). */
-import { defineErrors } from '../../http/errors.js';
+import { ApiError, defineErrors } from '../../http/errors.js';
+import { MAX_PHOTOS } from './schemas.js';
 
 export const photoErrors = defineErrors({
   photo_not_found: { status: 404, message: 'No photo with this id.' },
@@ -12,3 +13,19 @@ export const photoErrors = defineErrors({
 });
 
 export const photoError = photoErrors.error;
+
+export function photoNotFound(photoId: string): ApiError {
+  return photoError('photo_not_found', `No photo ${photoId.slice(0, 64)} of this pet.`);
+}
+
+/** The upload's 415: the types it takes, where the API's own 415 names application/json. */
+export function wrongType(): ApiError {
+  return new ApiError(
+    'unsupported_media_type',
+    'The body must be the image itself: image/jpeg, image/png or image/webp.',
+  );
+}
+
+export function limitError(): ApiError {
+  return photoError('photo_limit', `The pet has ${MAX_PHOTOS} photos, the most it may; delete one first.`);
+}

@@ -129,6 +129,15 @@ export class PostgresPhotoRepository implements PhotoRepository {
     });
   }
 
+  async exists(photoId: string): Promise<boolean> {
+    const rows = await this.db.query({
+      name: 'photos_exists',
+      text: 'SELECT 1 FROM pet_photos WHERE id = $1',
+      values: [photoId],
+    });
+    return rows.length > 0;
+  }
+
   async file(photoId: string, size: PhotoSize): Promise<Buffer | undefined> {
     const rows = await this.db.query<{ bytes: Buffer }>({
       name: 'photos_file',

@@ -125,6 +125,10 @@ export class SqlitePhotoRepository implements PhotoRepository {
     );
   }
 
+  exists(photoId: string): Promise<boolean> {
+    return runAsPromise(() => this.stmt.exists.get(photoId) !== undefined);
+  }
+
   /**
    * A rendering served recently comes from memory after one lookup of the photo's id (it may have been
    * deleted, here or by another process); the bytes themselves, read from their blob, cost several times that.

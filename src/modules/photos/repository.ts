@@ -29,7 +29,7 @@ export interface NewPhoto {
  * - `add` is one transaction, serialised per pet: the pet must exist and hold fewer than `max` photos; the
  *   photo goes last, with its files. `remove` closes the gap it leaves; `move` shifts the photos between
  *   the old and the new position. With an idempotency input, the answer is recorded with the write.
- * - `list` is undefined for an unknown pet. `file` returns the bytes of one rendering.
+ * - `list` is undefined for an unknown pet. `file` returns the bytes of one rendering (or of the original).
  * - Deleting a pet deletes its photos and their files (foreign keys, ON DELETE CASCADE).
  */
 export interface PhotoRepository {
@@ -44,6 +44,8 @@ export interface PhotoRepository {
     idempotency?: IdempotencyInput,
   ): Promise<PhotoWrite<ChangeOutcome>>;
   file(photoId: string, size: PhotoSize): Promise<Buffer | undefined>;
+  /** Whether the photo is still there (a conditional request's 304 needs no bytes). */
+  exists(photoId: string): Promise<boolean>;
 }
 
 export const photoRepository: RepositoryFactory<PhotoRepository> = {

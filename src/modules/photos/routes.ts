@@ -9,10 +9,22 @@ import { Type } from 'typebox';
 import { ifNoneMatchHits } from '../../http/conditional.js';
 import { ApiError } from '../../http/errors.js';
 import { IdempotencyHeaders, idempotencyInput, refusal, replay } from '../../http/idempotency/index.js';
+import { idempotencyRepository, type IdempotencyRepository } from '../../db/idempotency/repository.js';
 import { errorResponses, etagHeader, header, locationHeader, replayedHeader } from '../../http/responses.js';
 import { MAX_ID, pathId, ref } from '../../http/schemas.js';
 import type { ModuleContext } from '../module.js';
-import { MAX_PHOTO_BYTES, PHOTO_TYPES, processPhoto, type PhotoType } from './image.js';
+import {
+  MAX_PHOTO_BYTES,
+  MAX_PIXELS,
+  MAX_SIDE,
+  PHOTO_TYPES,
+  processPhoto,
+  readHeader,
+  type PhotoType,
+  type ProcessedPhoto,
+} from './image.js';
+import { DecodeBudget } from './decode-budget.js';
+import { DEFAULT_DECODE_BUDGET_MB, DEFAULT_DECODE_WAIT_MS } from './settings.js';
 import { photoRepository, type PhotoWrite } from './repository.js';
 import {
   MAX_PHOTOS,
@@ -21,17 +33,20 @@ import {
   PHOTO_SIZES,
   PhotoParams,
   renderPhoto,
+  renderStoredPhoto,
   type PhotoRecord,
   type PhotoSize,
 } from './schemas.js';
 import { petError } from '../pets/index.js';
-import { photoError } from './errors.js';
+import { limitError, photoNotFound, wrongType } from './errors.js';
 
 const rateLimitNote = 'Every response carries the rate-limit headers (see components.headers).';
 const REPLAYED = {
   'Idempotent-Replayed': replayedHeader('`true` when this response replays an earlier one.'),
 };
 const PHOTO_ID = new RegExp(PHOTO_ID_PATTERN);
+/** Uploads that may wait for room in the decode budget; the next one is refused at once. */
+const MAX_DECODES_WAITING = 16;
 const FILE = /^(small|medium|large|full)\.webp$/;
 
 const PetParams = Type.Object({
@@ -42,7 +57,7 @@ const binary = (type: string) => ({
   schema: {
     format: 'binary',
     maxLength: MAX_PHOTO_BYTES,
-    description: `The image itself (${type}), at most 10 MiB and 50 megapixels.`,
+    description: `The image itself (${type}), at most 10 MiB, ${MAX_SIDE} pixels a side and 50 megapixels.`,
   },
 });
 
@@ -51,6 +66,12 @@ export const photoRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
   { database, clock, config },
 ) => {
   const photos = database.repository(photoRepository);
+  const records: IdempotencyRepository = database.repository(idempotencyRepository);
+  const budget = new DecodeBudget(
+    (config.photoDecodeBudgetMb ?? DEFAULT_DECODE_BUDGET_MB) * 1024 * 1024,
+    config.photoDecodeWaitMs ?? DEFAULT_DECODE_WAIT_MS,
+    MAX_DECODES_WAITING,
+  );
   const base = config.publicUrl ?? '';
 
   function refused<T>(result: PhotoWrite<T>): T | { kind: 'replayed'; status: number; body: unknown } {
@@ -66,11 +87,16 @@ export const photoRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
   await app.register(async (upload) => {
     // The catalogue's 413 message names the API's 16 KiB JSON limit; here the limit is the image's. Anything
     // rethrown goes on to the application's error handler, which answers in the Error shape.
+    // Likewise its 415 names application/json: a body of another type (or none) fails in the parser, before
+    // the handler, so the answer naming the image types is given here.
     upload.setErrorHandler((error: FastifyError) => {
       if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
         throw new ApiError('payload_too_large', 'The image is larger than 10 MiB.');
+      if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') throw wrongType();
       throw error;
     });
+    // Images only: the API's JSON parser is not inherited here, so a JSON body is a wrong type like any other.
+    upload.removeAllContentTypeParsers();
     for (const type of Object.keys(PHOTO_TYPES)) {
       upload.addContentTypeParser(type, { parseAs: 'buffer', bodyLimit: MAX_PHOTO_BYTES }, (_r, body, done) =>
         done(null, body),
@@ -86,13 +112,18 @@ export const photoRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
           tags: ['animals'],
           summary: 'Add a photo',
           description:
-            'The body is the image itself: `image/jpeg`, `image/png` or `image/webp`, at most 10 MiB and 50 ' +
-            'megapixels. The service keeps the original and serves WebP renderings (small fits 100×100, medium ' +
-            '300×300, large 600×600, full ≤ 1600 on its long side), upright, with every metadata block (EXIF, ' +
-            'GPS, XMP, ICC) removed. A body that does not decode, is truncated, is not the type its ' +
-            'Content-Type says, or declares dimensions past the limit answers 422 `invalid_image`; another ' +
-            `type 415. At most ${MAX_PHOTOS} photos a pet (409 \`photo_limit\`); the first is the primary one. ` +
-            `Supports \`Idempotency-Key\`. ${rateLimitNote}`,
+            'The body is the image itself: `image/jpeg`, `image/png` or `image/webp`, at most 10 MiB, each side ' +
+            `at most ${MAX_SIDE} pixels and at most ${MAX_PIXELS / 1_000_000} megapixels (checked from the ` +
+            "image's header before any pixel is decoded). The service keeps the original, upright and " +
+            're-encoded without metadata, and serves WebP renderings (small fits 100×100, medium 300×300, ' +
+            'large 600×600, full ≤ 1600 on its long side), upright, with every metadata block (EXIF, GPS, XMP, ' +
+            'ICC) removed. A body that does not decode, is truncated, is not the type its Content-Type says, or ' +
+            'declares dimensions past the limits answers 422 `invalid_image` naming the limit; a body of another ' +
+            'type (or none) 415 naming the accepted types. Decoding runs under a memory budget for the whole ' +
+            'instance: an upload that finds no room within a short wait answers 503 `overloaded` with ' +
+            `\`Retry-After\`. At most ${MAX_PHOTOS} photos a pet (409 \`photo_limit\`); the first is the primary ` +
+            'one. Supports `Idempotency-Key` (a replay does no image work). ' +
+            rateLimitNote,
           params: PetParams,
           headers: IdempotencyHeaders,
           body: {
@@ -110,7 +141,7 @@ export const photoRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
                 ...REPLAYED,
               },
             },
-            ...errorResponses(400, 401, 403, 404, 409, 413, 415, 422),
+            ...errorResponses(400, 401, 403, 404, 409, 413, 415, 422, 503),
           },
         },
       },
@@ -119,20 +150,26 @@ export const photoRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
         const { petId } = request.params as { petId: number };
         const body = request.body as unknown;
         const type = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase() as PhotoType;
-        if (!Buffer.isBuffer(body) || !(type in PHOTO_TYPES)) {
-          throw new ApiError(
-            'unsupported_media_type',
-            'The body must be the image itself: image/jpeg, image/png or image/webp.',
-          );
-        }
+        if (!Buffer.isBuffer(body) || !(type in PHOTO_TYPES)) throw wrongType();
         if (petId > MAX_ID) throw notFound(petId);
         const digest = createHash('sha256').update(body).digest('base64url');
         const idempotency = idempotencyInput(request, 'addPetPhoto', [petId, type, digest], clock);
+        // A repeat is answered before any image work: a replay costs one lookup, not a decode.
+        const earlier = idempotency && (await records.peek(idempotency));
+        if (earlier?.kind === 'mismatch') throw refusal('mismatch');
+        if (earlier) return created(replay(reply, earlier.status), earlier.body as PhotoRecord);
         // Refused early when it cannot be stored, before the image work; the transaction checks again.
         const count = await photos.count(petId);
         if (count === undefined) throw notFound(petId);
         if (count >= MAX_PHOTOS && !idempotency) throw limitError();
-        const processed = await processPhoto(body, type);
+        const header = await readHeader(body, type);
+        const release = await budget.acquire(header.decodedBytes);
+        let processed: ProcessedPhoto;
+        try {
+          processed = await processPhoto(body, type, header);
+        } finally {
+          release();
+        }
         const result = refused(
           await photos.add(
             {
@@ -140,7 +177,7 @@ export const photoRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
               petId,
               width: processed.width,
               height: processed.height,
-              original: body,
+              original: processed.original,
               files: processed.files,
               now: idempotency?.now ?? clock(),
               max: MAX_PHOTOS,
@@ -185,7 +222,7 @@ export const photoRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
       const { petId } = request.params;
       const list = petId <= MAX_ID ? await photos.list(petId) : undefined;
       if (!list) throw notFound(petId);
-      return list.map((photo) => renderPhoto(photo, base));
+      return list.flatMap((photo) => renderStoredPhoto(photo, base) ?? []);
     },
   );
 
@@ -324,26 +361,26 @@ export const photoRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
       const size = FILE.exec(file)?.[1] as PhotoSize | undefined;
       if (!size || !PHOTO_ID.test(photoId) || !PHOTO_SIZES.includes(size)) throw photoNotFound(photoId);
       const etag = `"${photoId}.${size}"`;
-      reply
-        .header('cache-control', 'public, max-age=31536000, immutable')
-        .header('content-security-policy', "default-src 'none'")
-        .header('etag', etag);
-      if (ifNoneMatchHits(request.headers['if-none-match'], etag)) {
-        // Answered from the id alone: the bytes behind an id never change (a deleted photo's copies may stay).
-        return reply.code(304).send(null);
+      const ifNoneMatch = request.headers['if-none-match'];
+      if (ifNoneMatch !== undefined) {
+        // The bytes behind an id never change, so a 304 needs only to know the photo is still there; a
+        // deleted or unknown one is a 404, whatever tag (or `*`) the client sends.
+        const current = (await photos.exists(photoId)) ? etag : undefined;
+        if (!current) throw photoNotFound(photoId);
+        if (ifNoneMatchHits(ifNoneMatch, current)) return immutable(reply, etag).code(304).send(null);
       }
       const bytes = await photos.file(photoId, size);
       if (!bytes) throw photoNotFound(photoId);
+      immutable(reply, etag);
       // Bytes, not the documented schema's JSON: sent as they are.
       return (reply as FastifyReply).type('image/webp').send(bytes);
     },
   );
 };
 
-function photoNotFound(photoId: string): ApiError {
-  return photoError('photo_not_found', `No photo ${photoId.slice(0, 64)} of this pet.`);
-}
-
-function limitError(): ApiError {
-  return photoError('photo_limit', `The pet has ${MAX_PHOTOS} photos, the most it may; delete one first.`);
+function immutable(reply: FastifyReply, etag: string): FastifyReply {
+  return reply
+    .header('cache-control', 'public, max-age=31536000, immutable')
+    .header('content-security-policy', "default-src 'none'")
+    .header('etag', etag);
 }

@@ -6,6 +6,11 @@ export const PHOTO_SIZES = ['small', 'medium', 'large', 'full'] as const;
 export type PhotoSize = (typeof PHOTO_SIZES)[number];
 /** At most this many photos a pet. */
 export const MAX_PHOTOS = 20;
+/**
+ * The most pixels a side: what an upload may declare (checked at the write, src/modules/photos/image.ts) and
+ * what the read schema states, so every stored photo serializes.
+ */
+export const MAX_PHOTO_SIDE = 16_384;
 /** 128 random bits, base64url. */
 export const PHOTO_ID_PATTERN = '^[A-Za-z0-9_-]{22}$';
 
@@ -29,13 +34,13 @@ export const Photo = Type.Object(
     }),
     width: Type.Integer({
       minimum: 1,
-      maximum: 100_000,
+      maximum: MAX_PHOTO_SIDE,
       description: 'Width of the original, upright, in pixels.',
       example: 1600,
     }),
     height: Type.Integer({
       minimum: 1,
-      maximum: 100_000,
+      maximum: MAX_PHOTO_SIDE,
       description: 'Height of the original, upright, in pixels.',
       example: 1200,
     }),
@@ -104,3 +109,21 @@ export function renderPhoto(photo: PhotoRecord, base: string): Photo {
     urls: { small: at('small'), medium: at('medium'), large: at('large'), full: at('full') },
   };
 }
+
+const within = (value: number, min: number, max: number) =>
+  Number.isInteger(value) && value >= min && value <= max;
+
+/**
+ * The API's view of a stored photo, or null for a row that breaks what `Photo` states (one written before
+ * the write checked every limit): a page leaves that photo out rather than failing whole.
+ */
+export function renderStoredPhoto(photo: PhotoRecord, base: string): Photo | null {
+  const readable =
+    within(photo.width, 1, MAX_PHOTO_SIDE) &&
+    within(photo.height, 1, MAX_PHOTO_SIDE) &&
+    within(photo.position, 0, MAX_PHOTOS - 1) &&
+    Number.isFinite(photo.createdAt) &&
+    PHOTO_ID.test(photo.id);
+  return readable ? renderPhoto(photo, base) : null;
+}
+const PHOTO_ID = new RegExp(PHOTO_ID_PATTERN);

@@ -47,7 +47,8 @@ type EndpointAuthority = Pick<EndpointRecord, 'accountId' | 'ordersManage' | 'gr
 /**
  * Whether an endpoint may receive an event now: its account's live keys (`live`) and the key that set it up
  * (`grantedScopes`) both hold the event's read scope. pet.*: pets:read or events:read; the account's own
- * order.*: orders:read; another account's order.*: orders:manage, and only for an endpoint made with it.
+ * order.*: orders:read; another account's order.*: orders:manage, and only for an endpoint made with it;
+ * the account's own application.* and applicant.*: applications:read; another account's: applications:manage.
  * Types this release does not know reach nobody.
  */
 export function endpointMay(
@@ -58,6 +59,10 @@ export function endpointMay(
   const granted = endpoint.grantedScopes;
   const may = (scope: Scope): boolean => live.has(scope) && (granted === null || granted.includes(scope));
   if (event.type.startsWith('pet.')) return may('pets:read') || may('events:read');
+  // The account's own applications while it may read them; every account's with applications:manage.
+  if (event.type.startsWith('application.') || event.type.startsWith('applicant.')) {
+    return event.accountId === endpoint.accountId ? may('applications:read') : may('applications:manage');
+  }
   if (!event.type.startsWith('order.')) return false;
   if (event.accountId === endpoint.accountId) return may('orders:read');
   return endpoint.ordersManage && may('orders:manage');
@@ -92,7 +97,8 @@ export function unionScopes(stored: readonly (string | null)[]): Set<Scope> {
 
 /**
  * The scopes an endpoint with these events needs, each as the scopes that grant it: pet.*: events:read or
- * pets:read; order.*: orders:read, and orders:manage for an endpoint receiving every account's orders.
+ * pets:read; application.* and applicant.*: applications:read; order.*: orders:read, and orders:manage for
+ * an endpoint receiving every account's orders.
  */
 export function neededScopes(
   events: readonly string[],
@@ -102,6 +108,9 @@ export function neededScopes(
   const types: readonly string[] = events.includes('*') ? all : events;
   const needed: Scope[][] = [];
   if (types.some((t) => t.startsWith('pet.'))) needed.push(['events:read', 'pets:read']);
+  if (types.some((t) => t.startsWith('application.') || t.startsWith('applicant.'))) {
+    needed.push(['applications:read']);
+  }
   if (types.some((t) => t.startsWith('order.'))) {
     needed.push(['orders:read']);
     if (ordersManage) needed.push(['orders:manage']);

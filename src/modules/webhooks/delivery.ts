@@ -208,6 +208,13 @@ function attempt(
       (response) => {
         answered = true;
         const statusCode = response.statusCode ?? 0;
+        // Node reads any three digits as a status ("HTTP/1.1 099"): one outside 100..999 is no HTTP
+        // answer, and stored as one it would break every read of the delivery (its `lastStatusCode`).
+        if (!(statusCode >= 100 && statusCode <= 999)) {
+          finish({ kind: 'error', category: 'connect_failed', error: `invalid status code ${statusCode}` });
+          response.destroy();
+          return;
+        }
         const retryAfter = response.headers['retry-after'];
         let read = 0;
         response.on('data', (chunk: Buffer) => {

@@ -6,7 +6,7 @@ import type { FastifyRequest } from 'fastify';
 import { hasScope } from '../../http/access.js';
 import { ApiError } from '../../http/errors.js';
 import { mergePatchBody, requireDeclaredBody } from '../../http/merge-patch.js';
-import { decodeCursor, sendPage } from '../../http/paging.js';
+import { sendPage } from '../../http/paging.js';
 import { errorResponses, linkHeader, locationHeader } from '../../http/responses.js';
 import { MAX_ID, ref } from '../../http/schemas.js';
 import type { Scope } from '../accounts/index.js';
@@ -26,6 +26,7 @@ import { webhookError } from './errors.js';
 import { DEFAULT_MAX_WEBHOOK_ENDPOINTS } from './settings.js';
 import { renderEndpoint, renderDelivery } from './render.js';
 import { neededScopes } from './decisions.js';
+import { renderRows } from '../../http/row-guard.js';
 
 /** How long the previous secret keeps signing after a rotation. */
 export const PREVIOUS_SECRET_MS = 24 * 3600_000;
@@ -80,7 +81,7 @@ const grantOf = (request: FastifyRequest): Scope[] => [...request.principal!.sco
 
 export const webhookRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
   app,
-  { database, clock, config, modules },
+  { database, clock, config, modules, cursors },
 ) => {
   const repo = database.repository(webhookRepository);
   // The event types of the served modules (ApiModule.events): what an endpoint may subscribe to, and `*`.
@@ -199,11 +200,12 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
     },
     async (request, reply) => {
       const { limit = 20, cursor } = request.query;
-      const afterId = cursor === undefined ? undefined : decodeCursor(cursor);
+      const binding = { path: '/v1/webhook-endpoints' };
+      const afterId = cursor === undefined ? undefined : cursors.readId(binding, cursor);
       const accountId = accountOf(request);
       const rows = await repo.listEndpoints({ accountId, afterId, limit: limit + 1 });
       const scopes = await live(accountId);
-      return sendPage(reply, rows, { path: '/v1/webhook-endpoints', limit }).map((e) =>
+      return renderRows(request, sendPage(reply, rows, { ...binding, limit, cursors }), (e) =>
         renderEndpoint(e, scopes),
       );
     },
@@ -345,12 +347,13 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
       },
     },
     async (request, reply) => {
-      const endpoint = await own(accountOf(request), request.params.endpointId);
       const { limit = 20, cursor } = request.query;
-      const afterId = cursor === undefined ? undefined : decodeCursor(cursor);
+      // Checked before the endpoint is looked up: a cursor not issued for this list costs no database work.
+      const binding = { path: `/v1/webhook-endpoints/${request.params.endpointId}/deliveries` };
+      const afterId = cursor === undefined ? undefined : cursors.readId(binding, cursor);
+      const endpoint = await own(accountOf(request), request.params.endpointId);
       const rows = await repo.listDeliveries({ endpointId: endpoint.id, afterId, limit: limit + 1 });
-      const path = `/v1/webhook-endpoints/${endpoint.id}/deliveries`;
-      return sendPage(reply, rows, { path, limit }).map(renderDelivery);
+      return renderRows(request, sendPage(reply, rows, { ...binding, limit, cursors }), renderDelivery);
     },
   );
 

@@ -6,6 +6,8 @@ export const ERROR_CODES = [
   'validation_failed', // 400
   'invalid_json', // 400
   'bad_request', // 400
+  'invalid_cursor', // 400
+  'consent_required', // 400
   'missing_api_key', // 401
   'malformed_api_key', // 401
   'invalid_api_key', // 401
@@ -16,6 +18,8 @@ export const ERROR_CODES = [
   'pet_not_found', // 404
   'photo_not_found', // 404
   'order_not_found', // 404
+  'application_not_found', // 404
+  'applicant_not_found', // 404
   'webhook_endpoint_not_found', // 404
   'delivery_not_found', // 404
   'method_not_allowed', // 405
@@ -26,6 +30,8 @@ export const ERROR_CODES = [
   'invalid_transition', // 409
   'pet_not_available', // 409
   'open_order_limit', // 409
+  'application_exists', // 409
+  'open_application_limit', // 409
   'webhook_endpoint_limit', // 409
   'webhook_endpoint_exists', // 409
   'gone', // 410

@@ -1,0 +1,149 @@
+/** What both stores share: ids, the SQL's columns and conditions, row mapping, idempotency records. */
+import { randomBytes } from 'node:crypto';
+import { settleIdempotent, type Idempotent } from '../../db/idempotency/records.js';
+import type { ApplicantRecord, ApplicationRecord } from './decisions.js';
+import type { Answers, ApplicationStatus } from './schemas.js';
+import type { FullApplication, ListQuery, Replayable, WriteOutcome } from './store.js';
+
+export const MAX_EXPORTED = 10_000;
+
+export const newApplicationId = (): string => `app_${randomBytes(10).toString('hex')}`;
+export const newApplicantId = (): string => `apl_${randomBytes(10).toString('hex')}`;
+
+/** An idempotent write's outcome in the store's vocabulary: replays carry the application id only. */
+export function fromIdempotent<T>(outcome: Idempotent<T>): Replayable<T> {
+  return settleIdempotent(outcome, (status, body) => ({
+    kind: 'replayed' as const,
+    status,
+    id: ((body as { id?: string } | null)?.id ?? null) as string | null,
+  }));
+}
+
+/** What an idempotency record keeps of a write: ids only (see the contract above). */
+export function recordOf(
+  outcome: WriteOutcome,
+  status: number,
+): { status: number; body: unknown } | undefined {
+  return outcome.kind === 'done'
+    ? {
+        status,
+        body: { id: outcome.application.application.id, applicantId: outcome.application.applicant.id },
+      }
+    : undefined;
+}
+
+export const OPEN_SQL = "('submitted', 'in_review', 'needs_info', 'approved')";
+
+export const APPLICANT_COLUMNS = `p.seq AS p_seq, p.id AS p_id, p.account_id AS p_account_id, p.name AS p_name,
+  p.email AS p_email, p.phone AS p_phone, p.address AS p_address, p.consent_at AS p_consent_at,
+  p.created_at AS p_created_at, p.updated_at AS p_updated_at, p.erased_at AS p_erased_at`;
+export const APPLICATION_COLUMNS = `a.seq, a.id, a.account_id, a.applicant_seq, p.id AS applicant_id, a.pet_id,
+  a.answers, a.form_version, a.status, a.status_reason, a.message, a.order_id, a.history, a.version,
+  a.created_at, a.updated_at`;
+export const FROM = 'FROM applications a JOIN applicants p ON p.seq = a.applicant_seq';
+
+type Row = Record<string, unknown>;
+const num = (v: unknown): number => Number(v);
+const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+const strOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
+
+export function applicantFromRow(row: Row): ApplicantRecord {
+  return {
+    seq: num(row.p_seq),
+    id: String(row.p_id),
+    accountId: num(row.p_account_id),
+    name: strOrNull(row.p_name),
+    email: strOrNull(row.p_email),
+    phone: strOrNull(row.p_phone),
+    address: row.p_address ? (JSON.parse(String(row.p_address)) as ApplicantRecord['address']) : null,
+    consentAt: num(row.p_consent_at),
+    createdAt: num(row.p_created_at),
+    updatedAt: num(row.p_updated_at),
+    erasedAt: numOrNull(row.p_erased_at),
+  };
+}
+
+export function applicationFromRow(row: Row): ApplicationRecord {
+  return {
+    seq: num(row.seq),
+    id: String(row.id),
+    accountId: num(row.account_id),
+    applicantSeq: num(row.applicant_seq),
+    applicantId: String(row.applicant_id),
+    petId: num(row.pet_id),
+    answers: row.answers ? (JSON.parse(String(row.answers)) as Answers) : null,
+    formVersion: num(row.form_version),
+    status: row.status as ApplicationStatus,
+    statusReason: strOrNull(row.status_reason),
+    message: strOrNull(row.message),
+    orderId: numOrNull(row.order_id),
+    history: JSON.parse(String(row.history)) as ApplicationRecord['history'],
+    version: num(row.version),
+    createdAt: num(row.created_at),
+    updatedAt: num(row.updated_at),
+  };
+}
+
+export const fullFromRow = (row: Row): FullApplication => ({
+  application: applicationFromRow(row),
+  applicant: applicantFromRow(row),
+});
+
+/** An application row's values for UPDATE_APPLICATION (in its placeholder order). */
+export function updateValues(app: ApplicationRecord): (string | number | null)[] {
+  return [
+    app.answers === null ? null : JSON.stringify(app.answers),
+    app.formVersion,
+    app.status,
+    app.statusReason,
+    app.message,
+    app.orderId,
+    JSON.stringify(app.history),
+    app.version,
+    app.updatedAt,
+    app.seq,
+  ];
+}
+
+/**
+ * The list query's conditions, with the backend's placeholders (`?` or `$n`); the statuses go as one array
+ * parameter (`arrayStatuses`, PostgreSQL) or spread into `IN (…)`. The sort decides the keyset direction.
+ */
+export function listConditions(
+  query: ListQuery,
+  placeholder: (n: number) => string,
+  arrayStatuses: boolean,
+): { where: string; values: unknown[] } {
+  const values: unknown[] = [];
+  const where: string[] = [];
+  const add = (sql: (p: string) => string, value: unknown): void => {
+    values.push(value);
+    where.push(sql(placeholder(values.length)));
+  };
+  if (query.accountId !== undefined) add((p) => `a.account_id = ${p}`, query.accountId);
+  if (query.statuses && query.statuses.length > 0) {
+    if (arrayStatuses) add((p) => `a.status = ANY(${p}::text[])`, query.statuses);
+    else {
+      const marks = query.statuses.map((status) => {
+        values.push(status);
+        return placeholder(values.length);
+      });
+      where.push(`a.status IN (${marks.join(', ')})`);
+    }
+  }
+  if (query.petId !== undefined) add((p) => `a.pet_id = ${p}`, query.petId);
+  if (query.applicantId !== undefined)
+    add((p) => `a.applicant_seq = (SELECT seq FROM applicants WHERE id = ${p})`, query.applicantId);
+  const newest = query.sort === 'newest';
+  if (query.after !== undefined) add((p) => `a.seq ${newest ? '<' : '>'} ${p}`, query.after);
+  values.push(query.limit);
+  return {
+    where:
+      `${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY a.seq ${newest ? 'DESC' : 'ASC'} ` +
+      `LIMIT ${placeholder(values.length)}`,
+    values,
+  };
+}
+
+/** Idempotency records of the applicant's applications (their fingerprints hash the personal data sent). */
+export const applicantRecordPattern = (applicantId: string): string => `%"applicantId":"${applicantId}"%`;
