@@ -11,6 +11,7 @@ import type { PostgresDatabase } from '../../db/postgres.js';
 import { ordersWithin } from '../orders/index.js';
 import { petsWithin } from '../pets/index.js';
 import {
+  APPROVAL_ORDER_LIMIT,
   applicationEvents,
   decideAction,
   decidePatch,
@@ -49,7 +50,6 @@ import type {
   SubmitInput,
   WriteOutcome,
 } from './store.js';
-import { APPROVAL_ORDER_LIMIT } from './store.sqlite.js';
 const SELECT = `SELECT ${APPLICATION_COLUMNS}, ${APPLICANT_COLUMNS} ${FROM}`;
 import { SQL } from './sql.postgres.js';
 import { PostgresApplicationRows } from './rows.postgres.js';

@@ -21,7 +21,7 @@ import type {
 import { fromIdempotent, listShape, orderEvents, TRANSITIONS } from './decisions.js';
 import type { PetStatus } from '../pets/index.js';
 import type { Inventory, OrderStatus } from './schemas.js';
-import { moveOf, orderMoves } from './within.js';
+import { moveOf, orderMoves } from './moves.js';
 
 const ORDER_COLUMNS = `o.id, o.account_id AS "accountId", a.name AS "accountName", o.pet_id AS "petId",
   o.status, o.version, o.created_at AS "createdAt", o.updated_at AS "updatedAt"`;

@@ -17,7 +17,7 @@ import type {
 } from './repository.js';
 import { fromIdempotent, listShape, orderEvents, TRANSITIONS } from './decisions.js';
 import type { Inventory } from './schemas.js';
-import { orderMoves } from './within.js';
+import { orderMoves } from './moves.js';
 
 const ORDER_COLUMNS = `o.id, o.account_id AS accountId, a.name AS accountName, o.pet_id AS petId, o.status,
   o.version, o.created_at AS createdAt, o.updated_at AS updatedAt`;
