@@ -1,8 +1,9 @@
 /* global module */
 /**
  * Which way imports may point (run by `npm run lint`). Layers: db -> modules -> http/app -> server; the
- * HTTP layer is written once for every module and imports none; modules change each other's rows only
- * through the owner's repository interface; what tests, bench and chaos share lives in support/.
+ * HTTP layer is written once for every module and imports none; modules meet only through each other's
+ * index.ts and change each other's rows only through the owner's interface; no import circles; what tests,
+ * bench and chaos share lives in support/.
  */
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -32,9 +33,10 @@ module.exports = {
     },
     {
       name: 'data-does-not-depend-on-http',
-      comment: 'Repositories and storage work without HTTP (the CLI uses them too).',
+      comment:
+        'Repositories, decisions and storage work without HTTP (the CLI uses them too); .dependency-cruiser.runtime.cjs also follows what they import.',
       severity: 'error',
-      from: { path: ['^src/db/', '^src/modules/[^/]+/repository[^/]*\\.ts$'] },
+      from: { path: ['^src/db/', '^src/modules/[^/]+/(repository|store|decisions)[^/]*\\.ts$'] },
       to: { path: '^src/http/' },
     },
     {
@@ -46,18 +48,37 @@ module.exports = {
     {
       name: 'one-backend-per-file',
       comment:
-        "A backend's repository does not borrow from the other backend's; shared code goes in a neutral file.",
+        "A backend's file (*.sqlite.ts, *.postgres.ts) does not borrow from the other backend's; shared code goes in a neutral file.",
       severity: 'error',
-      from: { path: 'repository\\.(sqlite|postgres)\\.ts$' },
-      to: { path: 'repository\\.(sqlite|postgres)\\.ts$', pathNot: '^src/db/idempotency/' },
+      from: { path: '\\.(sqlite|postgres)\\.ts$' },
+      to: { path: '\\.(sqlite|postgres)\\.ts$', pathNot: ['\\.$1\\.ts$', '^src/db/idempotency/'] },
     },
     {
-      name: 'module-internals-stay-inside',
+      name: 'no-circular',
       comment:
-        "Another module's rows change only through that module's interface (repository.ts), never its backend classes.",
+        'A file never loads itself back through its imports: a circle makes evaluation order decide what is defined. Type-only imports are erased at run time and do not count (Config extends the settings the modules declare, and modules take Config as a type).',
       severity: 'error',
-      from: { path: '^src/modules/([^/]+)/' },
-      to: { path: '^src/modules/[^/]+/repository\\.(sqlite|postgres)\\.ts$', pathNot: '^src/modules/$1/' },
+      from: {},
+      to: { circular: true, viaOnly: { dependencyTypesNot: ['type-only'] } },
+    },
+    {
+      name: 'modules-meet-through-index',
+      comment:
+        "A module uses another only through that module's index.ts (its declaration and its interface for other modules), never its other files.",
+      severity: 'error',
+      from: { path: '^src/modules/([^/]+)/', pathNot: '(^|/)fixtures\\.ts$' },
+      to: { path: '^src/modules/[^/]+/', pathNot: ['^src/modules/$1/', '^src/modules/[^/]+/index\\.ts$'] },
+    },
+    {
+      name: 'the-rest-meets-modules-through-index',
+      comment:
+        "The app, the server, the CLI and the shared pieces use a module through its index.ts; the collectors of settings and scopes read the modules' declaration files (pure data, so configuration loads no routes).",
+      severity: 'error',
+      from: { path: '^src/', pathNot: ['^src/modules/[^/]+/', '(^|/)fixtures\\.ts$'] },
+      to: {
+        path: '^src/modules/[^/]+/',
+        pathNot: ['^src/modules/[^/]+/index\\.ts$', '^src/modules/[^/]+/(settings|scopes)\\.ts$'],
+      },
     },
     {
       name: 'nothing-imports-test',

@@ -10,4 +10,11 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
     },
   },
+  {
+    // One concern per file: no source file over 400 lines, blank lines and comments included (as `wc -l`
+    // counts them). Generated code is exempt.
+    files: ['src/**/*.ts', 'packages/*/src/**/*.ts'],
+    ignores: ['packages/*/src/generated/**'],
+    rules: { 'max-lines': ['error', { max: 400, skipBlankLines: false, skipComments: false }] },
+  },
 );

@@ -29,7 +29,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { migrationsFor } from '../src/db/migrations.js';
-import { CONSUME_LUA } from '../src/ratelimit/redis.js';
+import { CONSUME_LUA } from '../src/ratelimit/redis-script.js';
 import { PG_URL, REDIS_URL, uniqueName } from '../support/services.js';
 import { cli } from '../support/processes.js';
 import { dropSchema, postgresUrl, withPostgresClient } from '../support/postgres.js';

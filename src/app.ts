@@ -9,13 +9,12 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Registry } from 'prom-client';
 import { systemClock, type Clock } from './clock.js';
 import {
-  DEFAULT_HEADERS_TIMEOUT_MS,
   DEFAULT_MAX_CONNECTIONS,
   DEFAULT_OVERLOAD_MAX_IN_FLIGHT,
   DEFAULT_OVERLOAD_QUEUE_MS,
-  DEFAULT_REQUEST_TIMEOUT_MS,
   type Config,
 } from './config.js';
+import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from './config-parsers.js';
 import type { Database } from './db/database.js';
 import { addressCounter, registerAccess } from './http/access.js';
 import { registerErrorHandling, sendError, toApiError } from './http/error-handler.js';
@@ -34,8 +33,8 @@ import { secretStore } from './db/secrets.js';
 import { registerPublicUrl } from './http/public-url.js';
 import { registerOverload } from './http/overload.js';
 import { errorSchema } from './http/responses.js';
-import { hashApiKey, isWellFormedApiKey } from './modules/accounts/keys.js';
-import { accountRepository } from './modules/accounts/repository.js';
+import { hashApiKey, isWellFormedApiKey } from './modules/accounts/index.js';
+import { accountRepository } from './modules/accounts/index.js';
 import { componentsOf, errorCatalogueOf } from './modules/declared.js';
 import { MODULES } from './modules/index.js';
 import type { ApiModule } from './modules/module.js';

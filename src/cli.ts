@@ -20,7 +20,8 @@ import { ordersCancel, ordersList } from './cli/orders.js';
 import { seedCommand } from './cli/seed.js';
 import { serveCommand } from './cli/serve.js';
 import { webhooksDeliveries, webhooksList } from './cli/webhooks.js';
-import { ConfigError, loadConfig } from './config.js';
+import { loadConfig } from './config.js';
+import { ConfigError } from './config-parsers.js';
 import { StorageUnavailableError } from './db/database.js';
 import { SERVICE_VERSION } from './version.js';
 

@@ -3,19 +3,24 @@
  * a bad value throws a ConfigError naming the variable, and the CLI turns that into a clean exit.
  * A module's own variables are declared by the module (ApiModule.settings) and merged in here.
  */
-import { settingsOf } from './modules/declared.js';
-import { MODULES } from './modules/index.js';
 import type { ModuleSettings } from './modules/module.js';
-
-export class ConfigError extends Error {
-  constructor(
-    readonly variable: string,
-    detail: string,
-  ) {
-    super(`${variable}: ${detail}`);
-    this.name = 'ConfigError';
-  }
-}
+import { MODULE_SETTINGS } from './modules/settings.js';
+import {
+  ConfigError,
+  integer,
+  oneOf,
+  databaseUrl,
+  redisUrl,
+  trustProxy,
+  corsOrigins,
+  httpTimeouts,
+  metricsPort,
+  publicUrl,
+  cursorSecret,
+  DEFAULT_HEADERS_TIMEOUT_MS,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  type Env,
+} from './config-parsers.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -79,9 +84,6 @@ export interface Config extends ModuleSettings {
   cursorSecret: string | undefined;
 }
 
-/** The HTTP timeouts' defaults, for apps built without a full Config (tests, benchmarks). */
-export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
-export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 /**
  * OVERLOAD_MAX_IN_FLIGHT, OVERLOAD_QUEUE_MS and MAX_CONNECTIONS's defaults, for apps built without a full Config.
  * The in-flight maximum is a cap on memory (at most 16 KiB of body each), not the admission rule: that is the
@@ -223,20 +225,18 @@ const SERVICE_VARIABLES: readonly Variable[] = [
   },
 ];
 
-type Env = Record<string, string | undefined>;
-
 /**
- * Every variable the service reads, in one table: the service's own, then each module's (ApiModule.settings)
+ * Every variable the service reads, in one table: the service's own, then each module's (src/modules/settings.ts)
  * in module order. `.env.example` is generated from it (`npm run generate:env`), and test/deploy.test.ts
  * holds it to `loadConfig`: the same names, and each default, given explicitly, loads the same
  * configuration as leaving the variable unset. The README's configuration table says more.
  */
-export const VARIABLES: readonly Variable[] = [...SERVICE_VARIABLES, ...settingsOf(MODULES)];
+export const VARIABLES: readonly Variable[] = [...SERVICE_VARIABLES, ...MODULE_SETTINGS];
 
 /** The modules' settings, each parsed by its module; a bad value throws a ConfigError naming its variable. */
 function moduleSettings(env: Env): ModuleSettings {
   const settings: Record<string, unknown> = {};
-  for (const { name, key, parse } of settingsOf(MODULES)) {
+  for (const { name, key, parse } of MODULE_SETTINGS) {
     const raw = env[name];
     try {
       settings[key] = parse(raw === '' ? undefined : raw);
@@ -245,145 +245,6 @@ function moduleSettings(env: Env): ModuleSettings {
     }
   }
   return settings as unknown as ModuleSettings;
-}
-
-function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(name, `expected a whole number, got "${raw}"`);
-  const value = Number(raw.trim());
-  if (value < min || value > max) throw new ConfigError(name, `expected ${min}..${max}, got ${value}`);
-  return value;
-}
-
-function oneOf<T extends string>(env: Env, name: string, fallback: T, allowed: readonly T[]): T {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = raw.trim().toLowerCase() as T;
-  if (!allowed.includes(value))
-    throw new ConfigError(name, `expected one of ${allowed.join(', ')}, got "${raw}"`);
-  return value;
-}
-
-function databaseUrl(env: Env): string {
-  const raw = env.DATABASE_URL?.trim() || 'sqlite:./data/pet-adoption.db';
-  if (raw.startsWith('sqlite:')) {
-    if (raw.length === 'sqlite:'.length) throw new ConfigError('DATABASE_URL', 'sqlite: needs a file path');
-    return raw;
-  }
-  if (/^postgres(ql)?:\/\//.test(raw)) {
-    try {
-      new URL(raw);
-    } catch {
-      throw new ConfigError('DATABASE_URL', 'not a valid postgres:// URL');
-    }
-    return raw;
-  }
-  throw new ConfigError('DATABASE_URL', 'expected sqlite:<path> or postgres://…');
-}
-
-function redisUrl(env: Env): string | undefined {
-  const raw = env.REDIS_URL?.trim();
-  if (!raw) return undefined;
-  if (!/^rediss?:\/\//.test(raw)) throw new ConfigError('REDIS_URL', 'expected redis://… or rediss://…');
-  try {
-    new URL(raw);
-  } catch {
-    throw new ConfigError('REDIS_URL', 'not a valid URL');
-  }
-  return raw;
-}
-
-function trustProxy(env: Env): boolean | string[] {
-  const raw = env.TRUST_PROXY?.trim();
-  if (!raw || raw === 'false') return false;
-  if (raw === 'true') return true;
-  const list = raw.split(',').map((s) => s.trim());
-  for (const entry of list) {
-    if (!/^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(entry)) {
-      throw new ConfigError('TRUST_PROXY', `"${entry}" is not an address or CIDR`);
-    }
-  }
-  return list;
-}
-
-function corsOrigins(env: Env): string[] {
-  const raw = env.CORS_ORIGINS?.trim();
-  if (!raw) return [];
-  return raw.split(',').map((entry) => {
-    const value = entry.trim();
-    let url: URL;
-    try {
-      url = new URL(value);
-    } catch {
-      throw new ConfigError('CORS_ORIGINS', `"${value}" is not an origin like https://app.example.com`);
-    }
-    // Browsers send the serialized origin (lower-case host, no default port, no path), and the check is an
-    // exact comparison: anything else would silently never match, so it is refused here.
-    if (!/^https?:$/.test(url.protocol) || url.origin !== value) {
-      throw new ConfigError(
-        'CORS_ORIGINS',
-        `"${value}" is not an exact origin (scheme://host[:port], no path or trailing slash)` +
-          (/^https?:$/.test(url.protocol) ? `; did you mean ${url.origin}?` : ''),
-      );
-    }
-    return value;
-  });
-}
-
-function httpTimeouts(env: Env): Pick<Config, 'headersTimeoutMs' | 'requestTimeoutMs'> {
-  const headersTimeoutMs = integer(env, 'HEADERS_TIMEOUT_MS', DEFAULT_HEADERS_TIMEOUT_MS, 50, 600_000);
-  const requestTimeoutMs = integer(env, 'REQUEST_TIMEOUT_MS', DEFAULT_REQUEST_TIMEOUT_MS, 50, 3_600_000);
-  // Node refuses to start a server whose header bound is longer than its whole-request bound.
-  if (headersTimeoutMs > requestTimeoutMs) {
-    throw new ConfigError(
-      'HEADERS_TIMEOUT_MS',
-      `must not exceed REQUEST_TIMEOUT_MS (${requestTimeoutMs}), got ${headersTimeoutMs}`,
-    );
-  }
-  return { headersTimeoutMs, requestTimeoutMs };
-}
-
-function metricsPort(env: Env, port: number): number | undefined {
-  if (env.METRICS_PORT === undefined || env.METRICS_PORT.trim() === '') return undefined;
-  const value = integer(env, 'METRICS_PORT', 0, 0, 65535);
-  // 0 asks the kernel for a free port (tests), so only two equal fixed ports collide.
-  if (value !== 0 && value === port) {
-    throw new ConfigError(
-      'METRICS_PORT',
-      `must differ from PORT (${port}); unset it to serve /metrics on PORT`,
-    );
-  }
-  return value;
-}
-
-function publicUrl(env: Env): string | undefined {
-  const raw = env.PUBLIC_URL?.trim();
-  if (!raw) return undefined;
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new ConfigError('PUBLIC_URL', `"${raw}" is not an absolute URL like https://api.example.com`);
-  }
-  if (!/^https?:$/.test(url.protocol))
-    throw new ConfigError('PUBLIC_URL', `expected an http:// or https:// URL, got "${raw}"`);
-  // Links are built by appending `/v1/…`: a query or fragment would end up in the middle of them.
-  if (url.search !== '' || url.hash !== '' || raw.includes('?') || raw.includes('#'))
-    throw new ConfigError('PUBLIC_URL', `must not have a query or fragment, got "${raw}"`);
-  if (url.username !== '' || url.password !== '')
-    throw new ConfigError('PUBLIC_URL', 'must not carry a user name or password');
-  // A path is kept (a proxy may serve the API under a prefix); the trailing slash goes, since `/v1/…` follows.
-  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
-}
-
-function cursorSecret(env: Env): string | undefined {
-  const raw = env.CURSOR_SECRET;
-  if (raw === undefined || raw === '') return undefined;
-  // The value is never echoed: it is a secret.
-  if (raw.length < 32 || raw.length > 1024 || raw.trim() !== raw)
-    throw new ConfigError('CURSOR_SECRET', 'expected 32..1024 characters without surrounding spaces');
-  return raw;
 }
 
 export function loadConfig(env: Env = process.env): Config {

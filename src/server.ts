@@ -20,7 +20,7 @@ import { startHealthListener, type HealthListener } from './http/health-listener
 import { createRegistry } from './http/observability.js';
 import { watchApiLoad } from './http/api-load.js';
 import { createCounterStore } from './ratelimit/index.js';
-import { eventRepository } from './modules/events/repository.js';
+import { eventRepository } from './modules/events/index.js';
 import { MODULES } from './modules/index.js';
 import { outsideRequest } from './telemetry/context.js';
 import type { Tracing } from './telemetry/start.js';

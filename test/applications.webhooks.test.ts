@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { effectiveScopes } from '../src/modules/scopes.js';
-import { endpointMay } from '../src/modules/webhooks/repository.js';
+import { endpointMay } from '../src/modules/webhooks/decisions.js';
 import { backends, bearer, createTestContext, type TestContext } from './helpers.js';
 import { assertV1Error } from './support/assertions.js';
 

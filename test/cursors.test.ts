@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { buildApp } from '../src/app.js';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { ConfigError } from '../src/config-parsers.js';
+import { loadConfig } from '../src/config.js';
 import { secretStore } from '../src/db/secrets.js';
 import { MemoryCounterStore } from '../src/ratelimit/memory.js';
 import { backends, bearer, createTestContext, defaultTestConfig, type TestContext } from './helpers.js';

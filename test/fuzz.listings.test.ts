@@ -12,7 +12,7 @@ import fc from 'fast-check';
 import { Cursors } from '../src/http/cursors.js';
 import { ApiError } from '../src/http/errors.js';
 import { parseListingQuery, type ListingQuery } from '../src/modules/listings/query.js';
-import { MAX_RINGS, nextRing, type Ring } from '../src/modules/listings/repository.js';
+import { MAX_RINGS, nextRing, type Ring } from '../src/modules/listings/search-sql.js';
 import { backends, bearer, createTestContext, type TestContext } from './helpers.js';
 import { assertWellFormed, SETTINGS, StatusTally, TEST_TIMEOUT } from './support/fuzz.js';
 import { EXTREME_NUMBERS } from './support/lists.js';

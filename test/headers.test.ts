@@ -7,7 +7,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config.js';
+import { ConfigError } from '../src/config-parsers.js';
 import { backends, bearer, createTestContext, routerTable, type TestContext } from './helpers.js';
 
 const ORIGIN = 'https://app.example.com';

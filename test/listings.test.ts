@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { BANDS_PER_DEGREE, bandOf, ringCover } from '../src/modules/listings/cover.js';
-import { distanceKm } from '../src/modules/listings/repository.js';
+import { distanceKm } from '../src/modules/listings/search-sql.js';
 import { backends, bearer, createTestContext, type TestContext } from './helpers.js';
 import { assertV1Error } from './support/assertions.js';
 

@@ -6,7 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config.js';
+import { ConfigError } from '../src/config-parsers.js';
 import { backends, bearer, createTestContext, type TestContext } from './helpers.js';
 import { availablePet, placeOrder } from './support/orders.js';
 

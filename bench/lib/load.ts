@@ -4,8 +4,8 @@
  * throughput a ratio to a bare node:http server measured around it with the same client.
  */
 import autocannon from 'autocannon';
-import { readFileSync } from 'node:fs';
 import { wrkInstalled, wrkLoad } from './wrk.js';
+import { cpuSeconds } from './cpu.js';
 
 /**
  * What drives the load. wrk (C, one thread) where it is installed: autocannon is a Node process on the same
@@ -113,19 +113,6 @@ export interface RunResult {
   latencies: Float64Array;
   /** CPU seconds the server process used during the run. */
   cpuS?: number;
-}
-
-const CLOCK_TICKS_PER_S = 100; // USER_HZ: /proc/<pid>/stat counts CPU time in 1/100 s on Linux
-
-/** utime + stime of a process (all its threads) in seconds, from /proc/<pid>/stat. */
-export function cpuSeconds(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_S;
-  } catch {
-    return undefined;
-  }
 }
 
 /**

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FreshRequests, Load, Request, RunResult } from './load.js';
-import { cpuSeconds } from './load.js';
+import { cpuSeconds } from './cpu.js';
 
 const SCRIPT = fileURLToPath(new URL('requests.lua', import.meta.url));
 /**

@@ -9,7 +9,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { cpuSeconds } from '../lib/load.js';
+import { cpuSeconds } from '../lib/cpu.js';
 import type { MemoryWatch } from '../lib/memory.js';
 import { Skip } from '../lib/scenario.js';
 import { BENCH_DIR, scriptArgv } from '../lib/service.js';

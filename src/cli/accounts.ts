@@ -1,5 +1,5 @@
 /** `accounts unban`. */
-import { accountRepository } from '../modules/accounts/repository.js';
+import { accountRepository } from '../modules/accounts/index.js';
 import { CommandFailed, parse, print, UsageError, withDatabase, type Command } from './common.js';
 
 export const accountsUnban: Command = {

@@ -5,17 +5,18 @@
  */
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
-import { accountRepository } from '../modules/accounts/repository.js';
-import type { Action, Refusal } from '../modules/applications/decisions.js';
-import { applicationStore } from '../modules/applications/factory.js';
-import { renderApplication } from '../modules/applications/render.js';
+import { accountRepository } from '../modules/accounts/index.js';
 import {
   APPLICATION_ID,
   APPLICATION_STATUSES,
+  applicationStore,
   REJECT_REASONS,
+  renderApplication,
+  type Action,
   type ApplicationStatus,
-} from '../modules/applications/schemas.js';
-import type { FullApplication } from '../modules/applications/store.js';
+  type FullApplication,
+  type Refusal,
+} from '../modules/applications/index.js';
 import {
   CommandFailed,
   noPositionals,

@@ -5,7 +5,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import { openDatabase } from '../db/index.js';
-import { effectiveScopes, isScope, allScopes, type Scope } from '../modules/accounts/scopes.js';
+import { effectiveScopes, isScope, allScopes, type Scope } from '../modules/accounts/index.js';
 
 /** A mistake in the command line: printed with the command's usage, exit code 2. */
 export class UsageError extends Error {}

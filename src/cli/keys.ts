@@ -1,8 +1,9 @@
 /** `keys create | list | revoke`. */
 import type { Config } from '../config.js';
-import { mintKey } from '../modules/accounts/mint.js';
-import { accountRepository, PLANS, type Plan } from '../modules/accounts/repository.js';
-import { allScopes } from '../modules/accounts/scopes.js';
+import { mintKey } from '../modules/accounts/index.js';
+import { accountRepository } from '../modules/accounts/index.js';
+import { PLANS, type Plan } from '../modules/accounts/index.js';
+import { allScopes } from '../modules/accounts/index.js';
 import {
   CommandFailed,
   noPositionals,

@@ -1,8 +1,8 @@
 /** `orders list` and `orders cancel`: what an operator needs to see and fix store orders from the shell. */
 import type { Config } from '../config.js';
-import { orderRepository, type OrderRecord } from '../modules/orders/repository.js';
-import { ORDER_STATUSES, type OrderStatus } from '../modules/orders/schemas.js';
-import { renderOrder } from '../modules/orders/routes.js';
+import { orderRepository, type OrderRecord } from '../modules/orders/index.js';
+import { ORDER_STATUSES, type OrderStatus } from '../modules/orders/index.js';
+import { renderOrder } from '../modules/orders/index.js';
 import {
   CommandFailed,
   noPositionals,

@@ -1,12 +1,8 @@
 /** `webhooks list` and `webhooks deliveries ID`: what an operator needs to see of webhook delivery. */
 import type { Config } from '../config.js';
-import { accountRepository } from '../modules/accounts/repository.js';
-import {
-  webhookRepository,
-  type DeliveryRecord,
-  type EndpointRecord,
-} from '../modules/webhooks/repository.js';
-import { renderDelivery, renderEndpoint } from '../modules/webhooks/routes.js';
+import { accountRepository } from '../modules/accounts/index.js';
+import { webhookRepository, type DeliveryRecord, type EndpointRecord } from '../modules/webhooks/index.js';
+import { renderDelivery, renderEndpoint } from '../modules/webhooks/index.js';
 import {
   CommandFailed,
   noPositionals,

@@ -33,7 +33,7 @@ export function eventsOf(modules: readonly ApiModule[]): EventDeclaration[] {
 }
 
 /** Every environment variable the modules read, in module order. */
-export function settingsOf(modules: readonly ApiModule[]): SettingDeclaration[] {
+export function settingsOf(modules: readonly Pick<ApiModule, 'settings'>[]): SettingDeclaration[] {
   return unique(
     modules.flatMap((module) => module.settings ?? []),
     (setting) => setting.name,

@@ -1,10 +1,25 @@
 /**
- * The scope vocabulary, collected from the modules that declare it (ApiModule.scopes), in module order. A key
- * stores the scopes it was given (`null`: every scope, present and future); what it may do is the expansion
- * of those by the declared implications, computed once when the key is loaded.
+ * The scope vocabulary, collected from the modules that declare it (each module's scopes.ts, its
+ * `ApiModule.scopes`), in module order. A key stores the scopes it was given (`null`: every scope, present
+ * and future); what it may do is the expansion of those by the declared implications, computed once when the
+ * key is loaded. The declarations are pure data, so this file loads no module's routes: webhooks use these
+ * helpers without a cycle through the module list (src/modules/index.ts checks the two lists agree).
  */
-import { MODULES } from './index.js';
+import { applicationScopes } from './applications/scopes.js';
+import { eventScopes } from './events/scopes.js';
 import type { ScopeDeclaration } from './module.js';
+import { orderScopes } from './orders/scopes.js';
+import { petScopes } from './pets/scopes.js';
+import { webhookScopes } from './webhooks/scopes.js';
+
+/** Every module's scopes, in module order. */
+export const MODULE_SCOPES: readonly ScopeDeclaration[] = [
+  ...petScopes,
+  ...orderScopes,
+  ...applicationScopes,
+  ...eventScopes,
+  ...webhookScopes,
+];
 
 /** A scope's name; any module may declare new ones, so names are checked at run time (isScope). */
 export type Scope = string;
@@ -16,22 +31,18 @@ interface Vocabulary {
   all: ReadonlySet<Scope>;
 }
 
-let vocabulary: Vocabulary | undefined;
-
-/**
- * Built on first use, not when this file is evaluated: modules import the scope helpers (webhooks checks what
- * keys may read), so this file can be evaluated while the module list it reads is still being loaded.
- */
-function vocabularyNow(): Vocabulary {
-  if (vocabulary) return vocabulary;
-  const declared = MODULES.flatMap((module) => module.scopes ?? []);
+const vocabulary: Vocabulary = (() => {
+  const declared = MODULE_SCOPES;
   const names = declared.map((scope) => scope.name);
-  vocabulary = {
+  return {
     declared,
     names,
     implies: new Map(declared.map((scope) => [scope.name, scope.implies ?? []])),
     all: new Set(names),
   };
+})();
+
+function vocabularyNow(): Vocabulary {
   return vocabulary;
 }
 

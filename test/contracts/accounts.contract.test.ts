@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import type { Database } from '../../src/db/database.js';
-import { accountRepository, PLAN_QUOTAS } from '../../src/modules/accounts/repository.js';
+import { accountRepository } from '../../src/modules/accounts/repository.js';
+import { PLAN_QUOTAS } from '../../src/modules/accounts/quota.js';
 import { contractSuite, DAY, T0 } from '../support/contract.js';
 
 contractSuite('accounts', (target) => {

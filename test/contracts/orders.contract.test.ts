@@ -10,12 +10,12 @@ import type { Database } from '../../src/db/database.js';
 import { accountRepository } from '../../src/modules/accounts/repository.js';
 import {
   orderRepository,
-  TRANSITIONS,
   type OrderAction,
   type OrderRecord,
   type PlaceOrderResult,
   type TransitionResult,
 } from '../../src/modules/orders/repository.js';
+import { TRANSITIONS } from '../../src/modules/orders/decisions.js';
 import { petRepository } from '../../src/modules/pets/repository.js';
 import type { PetStatus } from '../../src/modules/pets/schemas.js';
 import { contractSuite, T0 } from '../support/contract.js';

@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import type { Database } from '../../src/db/database.js';
-import { demoPet, petRepository } from '../../src/modules/pets/repository.js';
+import { petRepository } from '../../src/modules/pets/repository.js';
+import { demoPet } from '../../src/modules/pets/demo.js';
 import type { Pet } from '../../src/modules/pets/schemas.js';
 import { contractSuite, postgresSuite, T0 } from '../support/contract.js';
 import { createdPet, listAll, STATUSES } from '../support/pets.js';

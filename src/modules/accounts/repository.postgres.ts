@@ -1,14 +1,14 @@
 import type { PostgresDatabase } from '../../db/postgres.js';
 import { TurnBatch, type Settled } from '../../db/turn-batch.js';
-import {
-  quotaFor,
-  type Account,
-  type AccountInput,
-  type AccountRepository,
-  type ApiKeyInfo,
-  type KeyPrincipal,
-  type NewKeyRecord,
+import type {
+  Account,
+  AccountInput,
+  AccountRepository,
+  ApiKeyInfo,
+  KeyPrincipal,
+  NewKeyRecord,
 } from './repository.js';
+import { quotaFor } from './quota.js';
 import { effectiveScopes, formatScopes, parseScopes } from './scopes.js';
 
 // Rows are selected with column aliases that make them the domain shapes as they are.

@@ -1,14 +1,14 @@
 import { runAsPromise, translateSqliteError, type SqliteDatabase } from '../../db/sqlite.js';
 import { settle, TurnBatch } from '../../db/turn-batch.js';
-import {
-  quotaFor,
-  type Account,
-  type AccountInput,
-  type AccountRepository,
-  type ApiKeyInfo,
-  type KeyPrincipal,
-  type NewKeyRecord,
+import type {
+  Account,
+  AccountInput,
+  AccountRepository,
+  ApiKeyInfo,
+  KeyPrincipal,
+  NewKeyRecord,
 } from './repository.js';
+import { quotaFor } from './quota.js';
 import { effectiveScopes, formatScopes, parseScopes } from './scopes.js';
 
 /**

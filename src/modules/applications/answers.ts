@@ -1,5 +1,11 @@
 /** The answers of an application against its form, and a form's own consistency: pure rules. */
-import { MAX_TEXT_ANSWER, type Answers, type Question } from './schemas.js';
+import type { Answers, Question } from './schemas.js';
+
+/**
+ * The longest text answer. Declared here, not in schemas.ts (which re-exports it): the stores check answers
+ * through this file and load nothing of the HTTP layer.
+ */
+export const MAX_TEXT_ANSWER = 4000;
 
 export interface FieldProblem {
   field: string;

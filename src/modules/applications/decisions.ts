@@ -17,6 +17,9 @@ export const OPEN_STATUSES: readonly ApplicationStatus[] = [
 ];
 export const isOpen = (status: ApplicationStatus): boolean => OPEN_STATUSES.includes(status);
 
+/** An approval's order is staff's decision: the partners' MAX_OPEN_ORDERS does not apply to it. */
+export const APPROVAL_ORDER_LIMIT = 1_000_000_000;
+
 export type Action = 'review' | 'request-info' | 'approve' | 'reject' | 'withdraw';
 
 /** Each action: the statuses it applies to and the one it reaches. */

@@ -21,6 +21,7 @@ import {
   ApplicationEventObject,
   ApplicationForm,
 } from './schemas.js';
+import { applicationScopes } from './scopes.js';
 import { applicationSettings } from './settings.js';
 import { applicationStore } from './factory.js';
 import type { PostgresApplicationStore } from './store.postgres.js';
@@ -59,19 +60,7 @@ export const applicationsModule: ApiModule = {
       'Applications to adopt, the form they answer and the applicants (see docs/api.md, "Applications").',
   },
   components: [ApplicationForm, Applicant, Application, ApplicationEventObject, ApplicantErasedObject],
-  scopes: [
-    { name: 'applications:read', description: "read the account's own applications and the form" },
-    {
-      name: 'applications:write',
-      description: "submit applications, change and withdraw the account's own",
-      implies: ['applications:read'],
-    },
-    {
-      name: 'applications:manage',
-      description: "every account's applications and applicants, the form and every action",
-      implies: ['applications:read', 'applications:write'],
-    },
-  ],
+  scopes: applicationScopes,
   routes: async (app, context) => {
     await applicationRoutes(app, context);
     await actionRoutes(app, context);
@@ -120,3 +109,10 @@ declare module '../module.js' {
     'applicant.erased': true;
   }
 }
+
+// Its interface: what other modules, the app and the CLI use of it (they import no other file of it).
+export type { Action, Refusal } from './decisions.js';
+export { applicationStore } from './factory.js';
+export { renderApplication } from './render.js';
+export { APPLICATION_ID, APPLICATION_STATUSES, REJECT_REASONS, type ApplicationStatus } from './schemas.js';
+export type { FullApplication } from './store.js';

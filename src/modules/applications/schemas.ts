@@ -6,6 +6,7 @@ import { Type, type Static } from 'typebox';
 import { IdempotencyHeaders } from '../../http/idempotency/index.js';
 import { pageQuery } from '../../http/paging.js';
 import { issuedId, MAX_ID, ref, timestamp } from '../../http/schemas.js';
+import { MAX_TEXT_ANSWER } from './answers.js';
 
 export const APPLICATION_STATUSES = [
   'submitted',
@@ -31,7 +32,7 @@ export const ApplicationStatusSchema = Type.Unsafe<ApplicationStatus>({
 export const QUESTION_TYPES = ['text', 'boolean', 'number', 'date', 'choice'] as const;
 export type QuestionType = (typeof QUESTION_TYPES)[number];
 export const MAX_QUESTIONS = 50;
-export const MAX_TEXT_ANSWER = 4000;
+export { MAX_TEXT_ANSWER };
 
 export const Question = Type.Object(
   {

@@ -5,9 +5,9 @@
  * calls on either backend give the same applications.
  */
 import type { Database } from '../../db/database.js';
-import { accountRepository } from '../accounts/repository.js';
-import { listingRepository } from '../listings/repository.js';
-import { orderRepository } from '../orders/repository.js';
+import { accountRepository } from '../accounts/index.js';
+import { listingRepository } from '../listings/index.js';
+import { orderRepository } from '../orders/index.js';
 import type { Action, Actor } from './decisions.js';
 import { applicationStore } from './factory.js';
 import type { Answers, ApplicationStatus, Question } from './schemas.js';

@@ -11,6 +11,7 @@ import type { PostgresDatabase } from '../../db/postgres.js';
 import { ordersWithin } from '../orders/index.js';
 import { petsWithin } from '../pets/index.js';
 import {
+  APPROVAL_ORDER_LIMIT,
   applicationEvents,
   decideAction,
   decidePatch,
@@ -39,17 +40,16 @@ import {
   recordOf,
   updateValues,
 } from './rows.js';
-import {
-  type ActInput,
-  type ApplicationStore,
-  type FullApplication,
-  type ListQuery,
-  type PatchInput,
-  type Replayable,
-  type SubmitInput,
-  type WriteOutcome,
+import type {
+  ActInput,
+  ApplicationStore,
+  FullApplication,
+  ListQuery,
+  PatchInput,
+  Replayable,
+  SubmitInput,
+  WriteOutcome,
 } from './store.js';
-import { APPROVAL_ORDER_LIMIT } from './store.sqlite.js';
 const SELECT = `SELECT ${APPLICATION_COLUMNS}, ${APPLICANT_COLUMNS} ${FROM}`;
 import { SQL } from './sql.postgres.js';
 import { PostgresApplicationRows } from './rows.postgres.js';

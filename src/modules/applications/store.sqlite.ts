@@ -12,6 +12,7 @@ import { eventRepository, type SqliteEventAppender } from '../events/index.js';
 import { ordersWithin, type OrderMove } from '../orders/index.js';
 import { petsWithin, type PetRemoval } from '../pets/index.js';
 import {
+  APPROVAL_ORDER_LIMIT,
   applicationEvents,
   decideAction,
   decideOrderMove,
@@ -42,20 +43,17 @@ import {
   recordOf,
   updateValues,
 } from './rows.js';
-import {
-  type ActInput,
-  type ApplicationStore,
-  type FullApplication,
-  type ListQuery,
-  type PatchInput,
-  type Replayable,
-  type SubmitInput,
-  type WriteOutcome,
+import type {
+  ActInput,
+  ApplicationStore,
+  FullApplication,
+  ListQuery,
+  PatchInput,
+  Replayable,
+  SubmitInput,
+  WriteOutcome,
 } from './store.js';
 import type { Question } from './schemas.js';
-
-/** An approval's order is staff's decision: the partners' MAX_OPEN_ORDERS does not apply to it. */
-export const APPROVAL_ORDER_LIMIT = 1_000_000_000;
 
 type Row = Record<string, unknown>;
 

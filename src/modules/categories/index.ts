@@ -8,3 +8,6 @@ export const categoriesModule: ApiModule = {
   components: [Category],
   routes: categoryRoutes,
 };
+
+// Its interface: what other modules, the app and the CLI use of it (they import no other file of it).
+export { DEFAULT_CATEGORIES } from './repository.js';

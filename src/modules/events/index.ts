@@ -1,11 +1,13 @@
 import { eventsOf } from '../declared.js';
 import type { ApiModule } from '../module.js';
+import { eventScopes } from './scopes.js';
 import { EVENT_RETENTION_MS, eventRepository } from './repository.js';
 import { eventRoutes } from './routes.js';
 import { eventSchemas } from './schemas.js';
 
 export { buildEvent, eventRepository, newEventId, previousValues, EVENT_RETENTION_MS } from './repository.js';
 export type { EventRepository, NewEvent, PostgresEventAppender, SqliteEventAppender } from './repository.js';
+export { eventTypeNames } from './schemas.js';
 
 export const eventsModule: ApiModule = {
   name: 'events',
@@ -15,7 +17,7 @@ export const eventsModule: ApiModule = {
   },
   // Every served module's event types and objects (ApiModule.events) make the Event component.
   components: (modules) => [eventSchemas(eventsOf(modules)).Event],
-  scopes: [{ name: 'events:read', description: "the account's event feed" }],
+  scopes: eventScopes,
   routes: eventRoutes,
   purge: (database, now) => database.repository(eventRepository).purge(now - EVENT_RETENTION_MS),
 };

@@ -1,12 +1,7 @@
 import type { PoolClient } from 'pg';
 import type { PostgresDatabase } from '../../db/postgres.js';
-import {
-  feedConditions,
-  type EventRepository,
-  type ListEventsQuery,
-  type NewEvent,
-  type StoredEvent,
-} from './repository.js';
+import type { EventRepository, ListEventsQuery, NewEvent, StoredEvent } from './repository.js';
+import { feedConditions } from './feed.js';
 
 /**
  * Writers insert events without a feed position, under no lock of their own: the feed's order is given

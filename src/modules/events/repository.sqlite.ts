@@ -1,12 +1,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { runAsPromise, type SqliteDatabase } from '../../db/sqlite.js';
-import {
-  feedConditions,
-  type EventRepository,
-  type ListEventsQuery,
-  type NewEvent,
-  type StoredEvent,
-} from './repository.js';
+import type { EventRepository, ListEventsQuery, NewEvent, StoredEvent } from './repository.js';
+import { feedConditions } from './feed.js';
 
 export class SqliteEventRepository implements EventRepository {
   private readonly db: BetterSqlite3.Database;

@@ -9,7 +9,6 @@
  * outwards holds the page, and the pets nearer than that are not read at all; a page deep in the results
  * costs what the first does (the first page's ring is a disc).
  */
-import { EARTH_RADIUS_KM } from './repository.js';
 
 export const BANDS_PER_DEGREE = 100;
 /** A band of the index and a closed range of longitudes in it: [band, from, to]. */
@@ -128,3 +127,6 @@ export function ringCover(latitude: number, longitude: number, inner: number, ou
   }
   return ranges;
 }
+
+/** Mean Earth radius (IUGG), in km. */
+export const EARTH_RADIUS_KM = 6371.0088;

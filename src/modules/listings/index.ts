@@ -17,3 +17,6 @@ export const listingsModule: ApiModule = {
       seedCatalogue(database, count, { withPhotos: Math.min(100, Math.ceil(count / 5)), now, onProgress }),
   },
 };
+
+// Its interface: what other modules, the app and the CLI use of it (they import no other file of it).
+export { listingRepository } from './repository.js';

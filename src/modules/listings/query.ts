@@ -6,19 +6,13 @@
 import { foldText } from '../../db/fold.js';
 import { invalidCursor, type CursorBinding, type Cursors } from '../../http/cursors.js';
 import { ApiError, type ErrorDetail } from '../../http/errors.js';
-import { PET_STATUSES, type PetStatus } from '../pets/schemas.js';
-import { AGE_GROUPS, SEXES, SIZES } from '../profiles/schemas.js';
+import { PET_STATUSES, type PetStatus } from '../pets/index.js';
+import { AGE_GROUPS, SEXES, SIZES } from '../profiles/index.js';
+import { BOOLEAN_FILTERS } from './search-sql.js';
 
 export const SORTS = ['newest', 'oldest', 'distance', 'name'] as const;
 export type Sort = (typeof SORTS)[number];
 
-export const BOOLEAN_FILTERS = {
-  goodWithChildren: 'good_children',
-  goodWithDogs: 'good_dogs',
-  goodWithCats: 'good_cats',
-  houseTrained: 'house_trained',
-  specialNeeds: 'special_needs',
-} as const;
 type BooleanFilter = keyof typeof BOOLEAN_FILTERS;
 
 export const LIST_FILTERS = { sex: SEXES, ageGroup: AGE_GROUPS, size: SIZES } as const;

@@ -1,16 +1,10 @@
 import type { PostgresDatabase } from '../../db/postgres.js';
-import type { PhotoRecord } from '../photos/schemas.js';
+import type { PhotoRecord } from '../photos/index.js';
 import type { ListingQuery } from './query.js';
 import { BANDS_PER_DEGREE } from './cover.js';
-import {
-  EARTH_RADIUS_KM,
-  nextRing,
-  searchSql,
-  type Ring,
-  type Dialect,
-  type ListingRepository,
-  type ListingRow,
-} from './repository.js';
+import type { ListingRepository, ListingRow } from './repository.js';
+import { nextRing, searchSql, type Ring, type Dialect } from './search-sql.js';
+import { EARTH_RADIUS_KM } from './cover.js';
 
 /** The haversine formula of distanceKm, in SQL. */
 const distance = (lat: string, lon: string): string =>

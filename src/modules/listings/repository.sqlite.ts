@@ -1,17 +1,10 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { runAsPromise, type SqliteDatabase } from '../../db/sqlite.js';
-import type { PhotoRecord } from '../photos/schemas.js';
+import type { PhotoRecord } from '../photos/index.js';
 import type { ListingQuery } from './query.js';
 import { BANDS_PER_DEGREE } from './cover.js';
-import {
-  distanceKm,
-  nextRing,
-  searchSql,
-  type Ring,
-  type Dialect,
-  type ListingRepository,
-  type ListingRow,
-} from './repository.js';
+import type { ListingRepository, ListingRow } from './repository.js';
+import { distanceKm, nextRing, searchSql, type Ring, type Dialect } from './search-sql.js';
 
 const dialect: Dialect = {
   placeholder: () => '?',

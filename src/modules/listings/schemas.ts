@@ -2,9 +2,9 @@
 import { Type, type Static } from 'typebox';
 import { pageQuery } from '../../http/paging.js';
 import { ref } from '../../http/schemas.js';
-import { Photo } from '../photos/schemas.js';
-import { Pet } from '../pets/schemas.js';
-import { PetProfile } from '../profiles/schemas.js';
+import { Photo } from '../photos/index.js';
+import { Pet } from '../pets/index.js';
+import { PetProfile } from '../profiles/index.js';
 import { DEFAULT_RADIUS_KM, MAX_LISTING_CURSOR_LENGTH, MAX_WORDS, SORTS } from './query.js';
 
 export const Listing = Type.Object(

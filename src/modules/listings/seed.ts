@@ -6,12 +6,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Database } from '../../db/database.js';
-import { loadSharp, processUpload } from '../photos/image.js';
-import { photoRepository } from '../photos/repository.js';
-import { MAX_PHOTOS } from '../photos/schemas.js';
-import { profileRepository } from '../profiles/repository.js';
-import type { ProfileDoc } from '../profiles/repository.js';
-import { AGE_GROUPS, SEXES, SIZES } from '../profiles/schemas.js';
+import { loadSharp, processUpload } from '../photos/index.js';
+import { photoRepository } from '../photos/index.js';
+import { MAX_PHOTOS } from '../photos/index.js';
+import { profileRepository } from '../profiles/index.js';
+import type { ProfileDoc } from '../profiles/index.js';
+import { AGE_GROUPS, SEXES, SIZES } from '../profiles/index.js';
 import { listingRepository } from './repository.js';
 
 /** Cities of Germany (latitude, longitude, a postal code); pets are spread up to ~40 km around them. */

@@ -1,4 +1,5 @@
 import type { ApiModule } from '../module.js';
+import { orderScopes } from './scopes.js';
 import { orderErrors } from './errors.js';
 import { orderSettings } from './settings.js';
 import { orderRoutes } from './routes.js';
@@ -11,19 +12,7 @@ export const ordersModule: ApiModule = {
     description: 'Adoption orders and the inventory (see docs/api.md, "Adoption workflow").',
   },
   components: [Order],
-  scopes: [
-    { name: 'orders:read', description: "read the account's own orders" },
-    {
-      name: 'orders:write',
-      description: "place orders and cancel the account's own orders",
-      implies: ['orders:read'],
-    },
-    {
-      name: 'orders:manage',
-      description: "every account's orders: list, read, approve, deliver and cancel them",
-      implies: ['orders:read', 'orders:write'],
-    },
-  ],
+  scopes: orderScopes,
   routes: orderRoutes,
   errors: orderErrors.catalogue,
   settings: orderSettings,
@@ -44,8 +33,12 @@ declare module '../module.js' {
   }
 }
 
-// The orders module's interface for other modules (applications): its error codes that other writes share,
-// placing and cancelling inside their transaction, and the listeners of an order's moves.
+// Its interface: what other modules, the app and the CLI use of it (they import no other file of it). The
+// applications module uses its error codes that other writes share, placing and cancelling inside their
+// transaction, and the listeners of an order's moves.
+export { orderRepository, type OrderRecord } from './repository.js';
+export { ORDER_STATUSES, type OrderStatus } from './schemas.js';
+export { renderOrder } from './decisions.js';
 export { orderError } from './errors.js';
 export { DEFAULT_MAX_OPEN_ORDERS } from './settings.js';
 export { orderMoves, ordersWithin, type OrderMove } from './within.js';

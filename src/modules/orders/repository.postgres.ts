@@ -5,26 +5,23 @@ import { afterEachWrite, sharedThenAlone } from '../../db/turn-writes.js';
 import type { IdempotencyInput } from '../../db/idempotency/records.js';
 import { idempotencyRepository } from '../../db/idempotency/repository.js';
 import type { PostgresIdempotency } from '../../db/idempotency/repository.postgres.js';
-import { eventRepository, type PostgresEventAppender } from '../events/repository.js';
-import {
-  fromIdempotent,
-  listShape,
-  orderEvents,
-  type MovedPet,
-  TRANSITIONS,
-  type Replayable,
-  type ListOrdersQuery,
-  type OrderRecord,
-  type OrderRepository,
-  type PlaceOrderOutcome,
-  type PlaceOrderResult,
-  type TransitionInput,
-  type TransitionOutcome,
-  type TransitionResult,
+import { eventRepository, type PostgresEventAppender } from '../events/index.js';
+import type {
+  MovedPet,
+  Replayable,
+  ListOrdersQuery,
+  OrderRecord,
+  OrderRepository,
+  PlaceOrderOutcome,
+  PlaceOrderResult,
+  TransitionInput,
+  TransitionOutcome,
+  TransitionResult,
 } from './repository.js';
-import type { PetStatus } from '../pets/schemas.js';
+import { fromIdempotent, listShape, orderEvents, TRANSITIONS } from './decisions.js';
+import type { PetStatus } from '../pets/index.js';
 import type { Inventory, OrderStatus } from './schemas.js';
-import { moveOf, orderMoves } from './within.js';
+import { moveOf, orderMoves } from './moves.js';
 
 const ORDER_COLUMNS = `o.id, o.account_id AS "accountId", a.name AS "accountName", o.pet_id AS "petId",
   o.status, o.version, o.created_at AS "createdAt", o.updated_at AS "updatedAt"`;

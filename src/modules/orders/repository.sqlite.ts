@@ -3,24 +3,21 @@ import { runAsPromise, type SqliteDatabase } from '../../db/sqlite.js';
 import type { IdempotencyInput } from '../../db/idempotency/records.js';
 import { idempotencyRepository } from '../../db/idempotency/repository.js';
 import type { SqliteIdempotency } from '../../db/idempotency/repository.sqlite.js';
-import { eventRepository, type SqliteEventAppender } from '../events/repository.js';
-import {
-  fromIdempotent,
-  listShape,
-  orderEvents,
-  type MovedPet,
-  TRANSITIONS,
-  type ListOrdersQuery,
-  type OrderRecord,
-  type OrderRepository,
-  type PlaceOrderOutcome,
-  type PlaceOrderResult,
-  type TransitionInput,
-  type TransitionOutcome,
-  type TransitionResult,
+import { eventRepository, type SqliteEventAppender } from '../events/index.js';
+import type {
+  MovedPet,
+  ListOrdersQuery,
+  OrderRecord,
+  OrderRepository,
+  PlaceOrderOutcome,
+  PlaceOrderResult,
+  TransitionInput,
+  TransitionOutcome,
+  TransitionResult,
 } from './repository.js';
+import { fromIdempotent, listShape, orderEvents, TRANSITIONS } from './decisions.js';
 import type { Inventory } from './schemas.js';
-import { orderMoves } from './within.js';
+import { orderMoves } from './moves.js';
 
 const ORDER_COLUMNS = `o.id, o.account_id AS accountId, a.name AS accountName, o.pet_id AS petId, o.status,
   o.version, o.created_at AS createdAt, o.updated_at AS updatedAt`;

@@ -1,10 +1,9 @@
 import type { RepositoryFactory } from '../../db/database.js';
-import { settleIdempotent, type Idempotent, type IdempotencyInput } from '../../db/idempotency/records.js';
-import { buildEvent, previousValues, type NewEvent } from '../events/repository.js';
-import type { Pet, PetStatus } from '../pets/schemas.js';
+import type { IdempotencyInput } from '../../db/idempotency/records.js';
+import type { Pet, PetStatus } from '../pets/index.js';
 import { PostgresOrderRepository } from './repository.postgres.js';
 import { SqliteOrderRepository } from './repository.sqlite.js';
-import { renderOrder, type Inventory, type OrderStatus } from './schemas.js';
+import type { Inventory, OrderStatus } from './schemas.js';
 
 /** An order as stored, with what the API may or may not show (the account's name, the version). */
 export interface OrderRecord {
@@ -31,17 +30,6 @@ export interface ListOrdersQuery {
 }
 
 export type OrderAction = 'approve' | 'deliver' | 'cancel';
-
-/** What each action does: the statuses it applies to, the order's new status and the pet's. */
-export const TRANSITIONS: Record<
-  OrderAction,
-  { from: readonly OrderStatus[]; to: OrderStatus; pet: PetStatus | undefined }
-> = {
-  // The pet stays pending: an approved order still holds it.
-  approve: { from: ['placed'], to: 'approved', pet: undefined },
-  deliver: { from: ['approved'], to: 'delivered', pet: 'sold' },
-  cancel: { from: ['placed', 'approved'], to: 'cancelled', pet: 'available' },
-};
 
 export type Replayable<T> =
   | T
@@ -72,15 +60,6 @@ export type TransitionOutcome =
   | { kind: 'precondition_failed'; version: number }
   | { kind: 'invalid_transition'; status: OrderStatus };
 export type TransitionResult = Replayable<TransitionOutcome>;
-
-/** An idempotent write's outcome in the repository's result vocabulary. */
-export function fromIdempotent<T>(outcome: Idempotent<T>): Replayable<T> {
-  return settleIdempotent(outcome, (status, body) => ({
-    kind: 'replayed' as const,
-    status,
-    body: body as OrderRecord,
-  }));
-}
 
 /**
  * The orders repository, implemented once per backend; test/orders.test.ts and
@@ -121,51 +100,5 @@ export const orderRepository: RepositoryFactory<OrderRepository> = {
   postgres: (db) => new PostgresOrderRepository(db),
 };
 
-/** The filters of a list query as a fixed-order key, so each shape gets one prepared statement. */
-export function listShape(query: ListOrdersQuery): { where: string[]; values: (string | number)[] } {
-  const where: string[] = [];
-  const values: (string | number)[] = [];
-  const add = (column: string, value: string | number | undefined): void => {
-    if (value === undefined) return;
-    where.push(column);
-    values.push(value);
-  };
-  add('o.account_id', query.accountId);
-  add('a.name', query.accountName);
-  add('o.status', query.status);
-  add('o.pet_id', query.petId);
-  return { where, values };
-}
-
 /** A pet row as an order change leaves it, with the status it had before. */
 export type MovedPet = Pet & { version: number; previousStatus: PetStatus };
-
-/**
- * The events of an order change, appended in its transaction: the order's (`order.placed` or
- * `order.<new status>`, visible to the order's account) and then its pet's status move (`pet.updated`).
- * The order is rendered as its own account sees it (without `account`).
- */
-export function orderEvents(
-  before: OrderRecord | undefined,
-  after: OrderRecord,
-  pet: MovedPet | undefined,
-  now: number,
-): NewEvent[] {
-  const object = renderOrder(after, false);
-  const previous = before ? previousValues(renderOrder(before, false), object) : {};
-  const type = before ? (`order.${after.status}` as const) : 'order.placed';
-  const events = [
-    buildEvent(type as NewEvent['type'], { object, previous, version: after.version }, now, after.accountId),
-  ];
-  if (pet) {
-    const { version, previousStatus, ...moved } = pet;
-    const object: Pet = {
-      id: moved.id,
-      name: moved.name,
-      categoryId: moved.categoryId,
-      status: moved.status,
-    };
-    events.push(buildEvent('pet.updated', { object, previous: { status: previousStatus }, version }, now));
-  }
-  return events;
-}

@@ -30,14 +30,11 @@ import {
   Order,
   OrderIdParams,
   Orders,
-  renderOrder,
 } from './schemas.js';
+import { renderOrder } from './decisions.js';
 import { orderError } from './errors.js';
 import { DEFAULT_MAX_OPEN_ORDERS } from './settings.js';
 import { renderRows } from '../../http/row-guard.js';
-
-// Moved to schemas.ts so the repositories can render an event's object; re-exported for the CLI.
-export { renderOrder } from './schemas.js';
 
 const rateLimitNote = 'Every response carries the rate-limit headers (see components.headers).';
 

@@ -2,7 +2,6 @@
  * The orders module's schemas: `Order` is a component referenced with `$ref`; the rest are
  * route-local (bodies, query strings, path parameters).
  */
-import type { OrderRecord } from './repository.js';
 import { Type, type Static } from 'typebox';
 import { IdempotencyHeaders } from '../../http/idempotency/index.js';
 import { pageQuery } from '../../http/paging.js';
@@ -114,15 +113,3 @@ export const ActionHeaders = Type.Object({
     }),
   ),
 });
-
-/** The API's view of an order: `account` only for callers who may see every account's orders. */
-export function renderOrder(order: OrderRecord, showAccount: boolean): Order {
-  // Formatting a date is most of rendering an order; an order never changed since placing needs one.
-  const createdAt = new Date(order.createdAt).toISOString();
-  const updatedAt = order.updatedAt === order.createdAt ? createdAt : new Date(order.updatedAt).toISOString();
-  const { id, petId, status } = order;
-  // Two literals rather than adding `account` afterwards: each keeps one object shape for the serializer.
-  return showAccount
-    ? { id, petId, status, createdAt, updatedAt, account: order.accountName }
-    : { id, petId, status, createdAt, updatedAt };
-}

@@ -1,4 +1,5 @@
 import type { ApiModule } from '../module.js';
+import { petScopes } from './scopes.js';
 import { petErrors } from './errors.js';
 import { petRepository } from './repository.js';
 import { petRoutes } from './routes.js';
@@ -8,10 +9,7 @@ export const petsModule: ApiModule = {
   name: 'pets',
   tag: { name: 'animals', description: 'Animals up for adoption.' },
   components: [NewPet, Pet, PetPatch],
-  scopes: [
-    { name: 'pets:read', description: 'read the animals, their categories and the inventory' },
-    { name: 'pets:write', description: 'add, change and remove animals', implies: ['pets:read'] },
-  ],
+  scopes: petScopes,
   routes: petRoutes,
   errors: petErrors.catalogue,
   // Names, categories and statuses cycle; written in bulk without events.
@@ -36,7 +34,9 @@ declare module '../module.js' {
   }
 }
 
-// The pets module's interface for other modules (applications): pet statuses and row locks inside their
-// transaction, and the listeners of a pet's removal.
+// Its interface: what other modules, the app and the CLI use of it (they import no other file of it). The
+// applications module uses pet statuses and row locks inside its transaction, and the listeners of a pet's
+// removal.
+export { PET_STATUSES, Pet, type PetStatus } from './schemas.js';
+export { petError } from './errors.js';
 export { petRemovals, petsWithin, type PetRemoval } from './within.js';
-export type { PetStatus } from './schemas.js';

@@ -7,30 +7,23 @@ import { sharedThenAlone } from '../../db/turn-writes.js';
 import { settleIdempotent, type Idempotent, type IdempotencyInput } from '../../db/idempotency/records.js';
 import { idempotencyRepository } from '../../db/idempotency/repository.js';
 import type { PostgresIdempotency } from '../../db/idempotency/repository.postgres.js';
-import {
-  buildEvent,
-  eventRepository,
-  previousValues,
-  type PostgresEventAppender,
-} from '../events/repository.js';
-import {
-  demoPet,
-  type CreatePetResult,
-  type DeletePetResult,
-  type ListPetsQuery,
-  type NewPetRecord,
-  type PetChange,
-  type PetRepository,
-  type RecordedUpdate,
-  type UpdatePetResult,
-  type VersionedPet,
-  type VersionTest,
+import { buildEvent, eventRepository, previousValues, type PostgresEventAppender } from '../events/index.js';
+import type {
+  CreatePetResult,
+  DeletePetResult,
+  ListPetsQuery,
+  NewPetRecord,
+  PetChange,
+  PetRepository,
+  RecordedUpdate,
+  UpdatePetResult,
+  VersionedPet,
+  VersionTest,
 } from './repository.js';
 import type { Pet } from './schemas.js';
 import { petRemovals } from './within.js';
 import {
   deleteTogether,
-  PET_COLUMNS,
   updateTogether,
   versioned,
   type Change,
@@ -39,6 +32,8 @@ import {
   type VersionedRow,
 } from './shared-writes.postgres.js';
 import { currentTraceparent } from '../../telemetry/context.js';
+import { seedPets } from './seed.postgres.js';
+import { SQL } from './sql.postgres.js';
 
 /** A creation without an Idempotency-Key, as the turn's batch receives it. */
 interface Creation {
@@ -52,63 +47,6 @@ function isCategoryForeignKey(error: unknown): boolean {
   const { code, constraint } = (error ?? {}) as { code?: unknown; constraint?: unknown };
   return code === '23503' && constraint === 'pets_category_id_fkey';
 }
-
-/** Rows per statement when seeding: large enough to amortise round trips, small enough for one message. */
-const SEED_CHUNK = 50_000;
-
-/**
- * Hot-path statements, prepared once per connection under a fixed name (pg keeps the name → text map per
- * connection, and PostgreSQL re-plans them itself after DDL).
- */
-const SQL = {
-  // Every page asked for in one event-loop turn, in one statement: one keyset query per (status, after,
-  // limit) tuple. Only one branch runs per tuple (the other's one-time filter is false). The row comparison
-  // makes the status branch an index condition on (status, id), so a page costs the same at any depth
-  // whatever the status's frequency; with `status = … AND id > …` alone the generic plan scans the primary
-  // key and filters.
-  listPages: `SELECT q.i, p.id, p.name, p.category_id AS "categoryId", p.status
-    FROM unnest($1::text[], $2::bigint[], $3::int[]) WITH ORDINALITY AS q(status, after_id, lim, i)
-    CROSS JOIN LATERAL (
-      (SELECT id, name, category_id, status FROM pets
-        WHERE q.status IS NULL AND id > q.after_id ORDER BY id LIMIT q.lim)
-      UNION ALL
-      (SELECT id, name, category_id, status FROM pets
-        WHERE q.status IS NOT NULL AND status = q.status AND (status, id) > (q.status, q.after_id)
-        ORDER BY status, id LIMIT q.lim)
-    ) p
-    ORDER BY q.i, p.id`,
-  getPet: `SELECT ${PET_COLUMNS}, version FROM pets WHERE id = $1`,
-  // The row lock serialises writers of one pet (PATCH, DELETE, order transitions) for the transaction, so
-  // the version, the open-order check and the write below see one state.
-  lockPet: `SELECT ${PET_COLUMNS}, version FROM pets WHERE id = $1 FOR UPDATE`,
-  categoryExists: 'SELECT 1 FROM categories WHERE id = $1',
-  openOrder: "SELECT 1 FROM orders WHERE pet_id = $1 AND status IN ('placed', 'approved') LIMIT 1",
-  // COALESCE keeps the fields the patch leaves out; the version in WHERE makes the write conditional.
-  updatePet: `UPDATE pets SET name = COALESCE($1, name), category_id = COALESCE($2, category_id),
-      status = COALESCE($3, status), version = version + 1
-    WHERE id = $4 AND version = $5 RETURNING ${PET_COLUMNS}, version`,
-  deletePet: 'DELETE FROM pets WHERE id = $1 AND version = $2',
-  // Conditional insert instead of relying on the FK: an unknown category is a routine client mistake and
-  // should not abort a transaction or fill the server log with errors.
-  insertPet: `INSERT INTO pets (name, category_id, status, created_at)
-    SELECT $1, $2, $3, $4 WHERE EXISTS (SELECT 1 FROM categories WHERE id = $2)
-    RETURNING ${PET_COLUMNS}`,
-  // insertPet for the creations of one turn: `n` says which input each inserted row is (inputs naming an
-  // unknown category insert nothing). The ids are drawn in the CTE so each row can be matched to its input;
-  // RETURNING cannot see the input's position.
-  insertPets: `WITH input AS (
-      SELECT e.n, e.name, e.category_id, e.status, e.created_at,
-        nextval(pg_get_serial_sequence('pets', 'id')) AS id
-      FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[])
-        WITH ORDINALITY AS e(name, category_id, status, created_at, n)
-      WHERE EXISTS (SELECT 1 FROM categories c WHERE c.id = e.category_id)
-    ), inserted AS (
-      INSERT INTO pets (id, name, category_id, status, created_at) OVERRIDING SYSTEM VALUE
-      SELECT id, name, category_id, status, created_at FROM input ORDER BY n
-      RETURNING id
-    )
-    SELECT input.n, ${PET_COLUMNS} FROM input JOIN inserted USING (id)`,
-} as const;
 
 /** Test seams for fault injection; empty in production. */
 export interface PostgresPetHooks {
@@ -450,34 +388,7 @@ export class PostgresPetRepository implements PetRepository {
     }
   }
 
-  async seed(count: number, now: number, onProgress?: (done: number) => void): Promise<number> {
-    if (count <= 0) return 0;
-    return this.db.withAdminClient(async (client) => {
-      // Serialise seeders so concurrent runs do not reuse the same numbers.
-      await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [this.db.lockKey('seed')]);
-      const [row] = (await client.query<{ n: number }>('SELECT count(*) AS n FROM pets')).rows;
-      const start = row?.n ?? 0;
-      // Rows are built with demoPet so every backend numbers and names demo pets identically; unnest turns
-      // the three arrays into rows, one statement per chunk. One transaction: all or nothing.
-      for (let offset = 0; offset < count; offset += SEED_CHUNK) {
-        const size = Math.min(SEED_CHUNK, count - offset);
-        const names: string[] = new Array<string>(size);
-        const categories: number[] = new Array<number>(size);
-        const statuses: string[] = new Array<string>(size);
-        for (let j = 0; j < size; j++) {
-          const p = demoPet(start + offset + j);
-          names[j] = p.name;
-          categories[j] = p.categoryId;
-          statuses[j] = p.status;
-        }
-        await client.query(
-          `INSERT INTO pets (name, category_id, status, created_at)
-           SELECT n, c, s, $4 FROM unnest($1::text[], $2::bigint[], $3::text[]) AS t(n, c, s)`,
-          [names, categories, statuses, now],
-        );
-        onProgress?.(offset + size);
-      }
-      return count;
-    });
+  seed(count: number, now: number, onProgress?: (done: number) => void): Promise<number> {
+    return seedPets(this.db, count, now, onProgress);
   }
 }

@@ -3,25 +3,20 @@ import { runAsPromise, type SqliteDatabase } from '../../db/sqlite.js';
 import { settleIdempotent, type IdempotencyInput } from '../../db/idempotency/records.js';
 import { idempotencyRepository } from '../../db/idempotency/repository.js';
 import type { SqliteIdempotency } from '../../db/idempotency/repository.sqlite.js';
-import {
-  buildEvent,
-  eventRepository,
-  previousValues,
-  type SqliteEventAppender,
-} from '../events/repository.js';
-import {
-  demoPet,
-  type CreatePetResult,
-  type DeletePetResult,
-  type ListPetsQuery,
-  type NewPetRecord,
-  type PetChange,
-  type PetRepository,
-  type RecordedUpdate,
-  type UpdatePetResult,
-  type VersionedPet,
-  type VersionTest,
+import { buildEvent, eventRepository, previousValues, type SqliteEventAppender } from '../events/index.js';
+import type {
+  CreatePetResult,
+  DeletePetResult,
+  ListPetsQuery,
+  NewPetRecord,
+  PetChange,
+  PetRepository,
+  RecordedUpdate,
+  UpdatePetResult,
+  VersionedPet,
+  VersionTest,
 } from './repository.js';
+import { demoPet } from './demo.js';
 import type { Pet, PetStatus } from './schemas.js';
 import { petRemovals } from './within.js';
 

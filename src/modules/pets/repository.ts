@@ -1,6 +1,5 @@
 import type { RepositoryFactory } from '../../db/database.js';
 import type { IdempotencyInput } from '../../db/idempotency/records.js';
-import { DEFAULT_CATEGORIES } from '../categories/repository.js';
 import { PostgresPetRepository } from './repository.postgres.js';
 import { SqlitePetRepository } from './repository.sqlite.js';
 import type { Pet, PetStatus } from './schemas.js';
@@ -119,15 +118,3 @@ export const petRepository: RepositoryFactory<PetRepository> = {
   sqlite: (db) => new SqlitePetRepository(db),
   postgres: (db) => new PostgresPetRepository(db),
 };
-
-const DEMO_NAMES = ['Rex', 'Luna', 'Milo', 'Bella', 'Coco', 'Max', 'Nala', 'Oscar', 'Kiwi', 'Pepper'];
-const PET_STATUS_CYCLE: PetStatus[] = ['available', 'available', 'pending', 'sold'];
-
-/** Deterministic demo pet number i (0-based), shared by every backend's seeding. */
-export function demoPet(i: number): NewPetRecord {
-  return {
-    name: `${DEMO_NAMES[i % DEMO_NAMES.length]} ${i + 1}`,
-    categoryId: (i % DEFAULT_CATEGORIES.length) + 1,
-    status: PET_STATUS_CYCLE[i % PET_STATUS_CYCLE.length]!,
-  };
-}

@@ -8,7 +8,7 @@
 import type { PoolClient } from 'pg';
 import type { PostgresDatabase } from '../../db/postgres.js';
 import { afterEachWrite } from '../../db/turn-writes.js';
-import { buildEvent, previousValues, type PostgresEventAppender } from '../events/repository.js';
+import { buildEvent, previousValues, type PostgresEventAppender } from '../events/index.js';
 import type { DeletePetResult, PetChange, UpdatePetResult, VersionedPet, VersionTest } from './repository.js';
 import type { Pet } from './schemas.js';
 import { petRemovals } from './within.js';

@@ -11,3 +11,8 @@ export const photosModule: ApiModule = {
   errors: photoErrors.catalogue,
   settings: photoSettings,
 };
+
+// Its interface: what other modules, the app and the CLI use of it (they import no other file of it).
+export { MAX_PHOTOS, Photo, renderPhoto, renderStoredPhoto, type PhotoRecord } from './schemas.js';
+export { loadSharp, processPhoto, processUpload } from './image.js';
+export { photoRepository } from './repository.js';

@@ -3,16 +3,8 @@ import type { PostgresDatabase } from '../../db/postgres.js';
 import type { IdempotencyInput } from '../../db/idempotency/records.js';
 import { idempotencyRepository } from '../../db/idempotency/repository.js';
 import type { PostgresIdempotency } from '../../db/idempotency/repository.postgres.js';
-import {
-  PHOTO_COLUMNS,
-  recordOf,
-  settlePhoto,
-  type AddOutcome,
-  type ChangeOutcome,
-  type NewPhoto,
-  type PhotoRepository,
-  type PhotoWrite,
-} from './repository.js';
+import type { AddOutcome, ChangeOutcome, NewPhoto, PhotoRepository, PhotoWrite } from './repository.js';
+import { PHOTO_COLUMNS, recordOf, settlePhoto } from './rows.js';
 import type { PhotoRecord, PhotoSize } from './schemas.js';
 
 const COUNT =

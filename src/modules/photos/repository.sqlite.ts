@@ -3,16 +3,8 @@ import { runAsPromise, type SqliteDatabase } from '../../db/sqlite.js';
 import type { IdempotencyInput } from '../../db/idempotency/records.js';
 import { idempotencyRepository } from '../../db/idempotency/repository.js';
 import type { SqliteIdempotency } from '../../db/idempotency/repository.sqlite.js';
-import {
-  PHOTO_COLUMNS,
-  recordOf,
-  settlePhoto,
-  type AddOutcome,
-  type ChangeOutcome,
-  type NewPhoto,
-  type PhotoRepository,
-  type PhotoWrite,
-} from './repository.js';
+import type { AddOutcome, ChangeOutcome, NewPhoto, PhotoRepository, PhotoWrite } from './repository.js';
+import { PHOTO_COLUMNS, recordOf, settlePhoto } from './rows.js';
 import { RecentFiles } from './recent-files.js';
 import type { PhotoRecord, PhotoSize } from './schemas.js';
 

@@ -1,10 +1,5 @@
 import type { RepositoryFactory } from '../../db/database.js';
-import {
-  settleIdempotent,
-  type Idempotent,
-  type IdempotencyInput,
-  type IdempotencyRefusal,
-} from '../../db/idempotency/records.js';
+import type { IdempotencyInput, IdempotencyRefusal } from '../../db/idempotency/records.js';
 import { PostgresPhotoRepository } from './repository.postgres.js';
 import { SqlitePhotoRepository } from './repository.sqlite.js';
 import type { PhotoRecord, PhotoSize } from './schemas.js';
@@ -57,15 +52,3 @@ export const photoRepository: RepositoryFactory<PhotoRepository> = {
   sqlite: (db) => new SqlitePhotoRepository(db),
   postgres: (db) => new PostgresPhotoRepository(db),
 };
-
-export function settlePhoto<T>(outcome: Idempotent<T>): PhotoWrite<T> {
-  return settleIdempotent(outcome, (status, body) => ({ kind: 'replayed' as const, status, body }));
-}
-
-/** What a successful write records for replay. */
-export function recordOf(status: number) {
-  return (result: AddOutcome | ChangeOutcome) =>
-    result.kind === 'added' || result.kind === 'done' ? { status, body: result.photo } : undefined;
-}
-
-export const PHOTO_COLUMNS = 'id, pet_id AS "petId", position, width, height, created_at AS "createdAt"';

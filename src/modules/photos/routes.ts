@@ -37,7 +37,7 @@ import {
   type PhotoRecord,
   type PhotoSize,
 } from './schemas.js';
-import { petError } from '../pets/errors.js';
+import { petError } from '../pets/index.js';
 import { limitError, photoNotFound, wrongType } from './errors.js';
 
 const rateLimitNote = 'Every response carries the rate-limit headers (see components.headers).';

@@ -2,8 +2,10 @@ import type { ApiModule } from '../module.js';
 import { profileRoutes } from './routes.js';
 import { PetProfile, PetProfileChange, PetProfileInput, PetProfilePatch } from './schemas.js';
 
-export { profileRepository, renderProfile } from './repository.js';
-export type { ProfileRecord, ProfileRepository } from './repository.js';
+export { profileRepository } from './repository.js';
+export { renderProfile } from './decisions.js';
+export type { ProfileDoc, ProfileRecord, ProfileRepository } from './repository.js';
+export { AGE_GROUPS, PetProfile, SEXES, SIZES } from './schemas.js';
 
 export const profilesModule: ApiModule = {
   name: 'profiles',

@@ -3,7 +3,14 @@ import type { PostgresDatabase } from '../../db/postgres.js';
 import type { IdempotencyInput } from '../../db/idempotency/records.js';
 import { idempotencyRepository } from '../../db/idempotency/repository.js';
 import type { PostgresIdempotency } from '../../db/idempotency/repository.postgres.js';
-import { eventRepository, type PostgresEventAppender } from '../events/repository.js';
+import { eventRepository, type PostgresEventAppender } from '../events/index.js';
+import type {
+  ProfileDoc,
+  ProfileRecord,
+  ProfileRepository,
+  ProfileWrite,
+  ProfileWriteResult,
+} from './repository.js';
 import {
   applyChange,
   profileEvent,
@@ -11,12 +18,7 @@ import {
   searchColumns,
   searchValues,
   settleProfile,
-  type ProfileDoc,
-  type ProfileRecord,
-  type ProfileRepository,
-  type ProfileWrite,
-  type ProfileWriteResult,
-} from './repository.js';
+} from './decisions.js';
 
 type Row = { doc: string | null; version: string | null; updatedAt: string | null };
 

@@ -3,7 +3,14 @@ import { runAsPromise, type SqliteDatabase } from '../../db/sqlite.js';
 import type { IdempotencyInput } from '../../db/idempotency/records.js';
 import { idempotencyRepository } from '../../db/idempotency/repository.js';
 import type { SqliteIdempotency } from '../../db/idempotency/repository.sqlite.js';
-import { eventRepository, type SqliteEventAppender } from '../events/repository.js';
+import { eventRepository, type SqliteEventAppender } from '../events/index.js';
+import type {
+  ProfileDoc,
+  ProfileRecord,
+  ProfileRepository,
+  ProfileWrite,
+  ProfileWriteResult,
+} from './repository.js';
 import {
   applyChange,
   profileEvent,
@@ -11,12 +18,7 @@ import {
   searchColumns,
   searchValues,
   settleProfile,
-  type ProfileDoc,
-  type ProfileRecord,
-  type ProfileRepository,
-  type ProfileWrite,
-  type ProfileWriteResult,
-} from './repository.js';
+} from './decisions.js';
 
 type Row = { doc: string | null; version: number | null; updatedAt: number | null };
 

@@ -14,17 +14,14 @@ import { errorResponses, etagHeader, replayedHeader } from '../../http/responses
 import { MAX_ID, pathId, ref } from '../../http/schemas.js';
 import type { ModuleContext } from '../module.js';
 import {
-  canonical,
-  mergePatch,
-  profileProblem,
   profileRepository,
-  renderProfile,
   type ProfileChange,
   type ProfileDoc,
   type ProfileWriteResult,
 } from './repository.js';
+import { canonical, mergePatch, profileProblem, renderProfile } from './decisions.js';
 import { PetProfile, PetProfileInput, PetProfilePatch } from './schemas.js';
-import { petError } from '../pets/errors.js';
+import { petError } from '../pets/index.js';
 
 const rateLimitNote = 'Every response carries the rate-limit headers (see components.headers).';
 const ETAG = etagHeader('The profile\'s version as a strong ETag (`"<n>"`, `"0"` before the first write).');

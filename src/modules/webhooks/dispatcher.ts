@@ -20,65 +20,29 @@
 import { Webhook } from 'standardwebhooks';
 import { Counter, Registry } from 'prom-client';
 import { systemClock, type Clock } from '../../clock.js';
-import type { Database } from '../../db/database.js';
-import { sendOnce, type SendOptions } from './delivery.js';
+import { sendOnce } from './delivery.js';
 import {
-  NOT_AUTHORIZED,
   webhookRepository,
   type AttemptOutcome,
   type ClaimedDelivery,
   type Completion,
   type WebhookRepository,
 } from './repository.js';
+import { NOT_AUTHORIZED } from './decisions.js';
 import { QueueGauges } from './queue-gauges.js';
 import { DISABLE_AFTER_MS, nextAttemptAt } from './schedule.js';
 import { traceAttempt } from './attempt-span.js';
+import type { DispatcherOptions } from './dispatcher-options.js';
 
 export const LEASE_MS = 30_000;
 export const DELIVERY_TIMEOUT_MS = 15_000;
 const FAN_OUT_BATCH = 200;
 const MAX_SIGNERS = 1000;
 
-export interface DispatcherLogger {
-  warn(obj: object, msg: string): void;
-  info(obj: object, msg: string): void;
-}
-
 /** Deliveries in flight while the API is busy (DispatcherOptions.busy). */
 export const BUSY_CONCURRENCY = 4;
 /** Events fanned out per pass while the API is busy. */
 const BUSY_FAN_OUT_BATCH = 32;
-
-export interface DispatcherOptions {
-  database: Database;
-  allowHosts: readonly string[];
-  /** How often to look for due work when nothing wakes the dispatcher. */
-  pollMs: number;
-  clock?: Clock;
-  concurrency?: number;
-  /**
-   * True while API requests keep the event loop busy (server.ts: src/http/api-load.ts): deliveries then
-   * start at most BUSY_CONCURRENCY at a time (one per endpoint), and events are fanned out
-   * BUSY_FAN_OUT_BATCH per pass, so background work gives the event loop back to API answers (the promise:
-   * webhooks never delay them) and still makes progress; the backlog drains at full concurrency once the
-   * load eases.
-   */
-  busy?: () => boolean;
-  perEndpoint?: number;
-  /** Deliveries in flight per account (default: half of `concurrency`, at least `perEndpoint`). */
-  perAccount?: number;
-  timeoutMs?: number;
-  leaseMs?: number;
-  /** Where the metrics go (the app's /metrics registry); a private one if omitted. */
-  registry?: Registry;
-  logger?: DispatcherLogger;
-  /** The jitter's randomness (tests pin it). */
-  random?: () => number;
-  /** Test seam: name resolution for the SSRF check. */
-  resolve?: SendOptions['resolve'];
-  /** Called once a batch of attempts is on record (committed), with their outcomes: tests wait on it. */
-  onRecorded?: (outcomes: readonly AttemptOutcome['kind'][]) => void;
-}
 
 export class WebhookDispatcher {
   private readonly repo: WebhookRepository;

@@ -1,10 +1,11 @@
 import type { ApiModule } from '../module.js';
+import { webhookScopes } from './scopes.js';
 import { webhookErrors } from './errors.js';
 import { webhookSettings } from './settings.js';
 import { WebhookDispatcher } from './dispatcher.js';
 import { webhookRoutes } from './routes.js';
 import { eventsOf } from '../declared.js';
-import { eventTypeNames } from '../events/schemas.js';
+import { eventTypeNames } from '../events/index.js';
 import { webhookSchemas } from './schemas.js';
 
 export const webhooksModule: ApiModule = {
@@ -17,7 +18,7 @@ export const webhooksModule: ApiModule = {
     );
     return [NewWebhookEndpoint, WebhookEndpoint, WebhookEndpointPatch, WebhookDelivery];
   },
-  scopes: [{ name: 'webhooks:write', description: "manage the account's own webhook endpoints" }],
+  scopes: webhookScopes,
   routes: webhookRoutes,
   errors: webhookErrors.catalogue,
   settings: webhookSettings,
@@ -33,3 +34,7 @@ export const webhooksModule: ApiModule = {
       logger,
     }),
 };
+
+// Its interface: what other modules, the app and the CLI use of it (they import no other file of it).
+export { webhookRepository, type DeliveryRecord, type EndpointRecord } from './repository.js';
+export { renderDelivery, renderEndpoint } from './render.js';

@@ -9,23 +9,23 @@ import { mergePatchBody, requireDeclaredBody } from '../../http/merge-patch.js';
 import { sendPage } from '../../http/paging.js';
 import { errorResponses, linkHeader, locationHeader } from '../../http/responses.js';
 import { MAX_ID, ref } from '../../http/schemas.js';
-import type { Scope } from '../accounts/scopes.js';
+import type { Scope } from '../accounts/index.js';
 import type { ModuleContext } from '../module.js';
 import { urlProblem } from './delivery.js';
-import { orderScope, webhookRepository, type DeliveryRecord, type EndpointRecord } from './repository.js';
+import { webhookRepository, type EndpointRecord } from './repository.js';
 import { eventsOf } from '../declared.js';
-import { eventTypeNames } from '../events/schemas.js';
+import { eventTypeNames } from '../events/index.js';
 import {
   DeliveryIdParams,
   EndpointIdParams,
   PageQuery,
   webhookSchemas,
-  type WebhookDelivery,
-  type WebhookEndpoint,
   type WebhookEndpointPatch,
 } from './schemas.js';
 import { webhookError } from './errors.js';
 import { DEFAULT_MAX_WEBHOOK_ENDPOINTS } from './settings.js';
+import { renderEndpoint, renderDelivery } from './render.js';
+import { neededScopes } from './decisions.js';
 import { renderRows } from '../../http/row-guard.js';
 
 /** How long the previous secret keeps signing after a rotation. */
@@ -44,60 +44,11 @@ function described(status: number, description: string) {
   return { [status]: { ...errorResponses(status)[status]!, description } };
 }
 
-const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
-
-/** `live`: what the account's active keys may use now (it decides `scope`). */
-export function renderEndpoint(e: EndpointRecord, live: ReadonlySet<Scope>): WebhookEndpoint {
-  return {
-    id: e.id,
-    url: e.url,
-    events: e.events,
-    scope: orderScope(e, live),
-    enabled: e.enabled,
-    disabledReason: e.disabledReason,
-    createdAt: new Date(e.createdAt).toISOString(),
-    updatedAt: new Date(e.updatedAt).toISOString(),
-  };
-}
-
-export function renderDelivery(d: DeliveryRecord): WebhookDelivery {
-  return {
-    id: d.id,
-    eventId: d.eventId,
-    eventType: d.eventType,
-    status: d.status,
-    attempts: d.attempts,
-    lastStatusCode: d.lastStatusCode,
-    lastError: d.lastError,
-    lastAttemptAt: iso(d.lastAttemptAt),
-    nextAttemptAt: d.status === 'pending' ? iso(d.nextAttemptAt) : null,
-    createdAt: new Date(d.createdAt).toISOString(),
-  };
-}
-
 const notFound = (id: number) =>
   webhookError('webhook_endpoint_not_found', `No webhook endpoint with id ${id}.`);
 
 const exists = () =>
   webhookError('webhook_endpoint_exists', 'This account already has a webhook endpoint with this URL.');
-
-/**
- * The scopes an endpoint with these events needs, each as the scopes that grant it: pet.*: events:read or
- * pets:read; order.*: orders:read, and orders:manage for an endpoint receiving every account's orders.
- */
-function neededScopes(events: readonly string[], ordersManage: boolean, all: readonly string[]): Scope[][] {
-  const types: readonly string[] = events.includes('*') ? all : events;
-  const needed: Scope[][] = [];
-  if (types.some((t) => t.startsWith('pet.'))) needed.push(['events:read', 'pets:read']);
-  if (types.some((t) => t.startsWith('application.') || t.startsWith('applicant.'))) {
-    needed.push(['applications:read']);
-  }
-  if (types.some((t) => t.startsWith('order.'))) {
-    needed.push(['orders:read']);
-    if (ordersManage) needed.push(['orders:manage']);
-  }
-  return needed;
-}
 
 /**
  * Pointing an endpoint somewhere else, changing what it receives or sending a delivery again hands over

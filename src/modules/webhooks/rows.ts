@@ -3,8 +3,8 @@
  * these names), shared by repository.sqlite.ts and repository.postgres.ts.
  */
 import { randomBytes } from 'node:crypto';
-import { formatScopes, parseScopes, type Scope } from '../accounts/scopes.js';
-import { parseEvents, type ClaimedDelivery, type EndpointRecord } from './repository.js';
+import { formatScopes, parseScopes, type Scope } from '../accounts/index.js';
+import type { ClaimedDelivery, EndpointRecord } from './repository.js';
 export const ENDPOINT_COLUMNS = `id, account_id AS "accountId", url, events, secret,
   previous_secret AS "previousSecret", previous_expires_at AS "previousExpiresAt", enabled,
   disabled_reason AS "disabledReason", orders_manage AS "ordersManage", granted_scopes AS "grantedScopes",
@@ -100,3 +100,8 @@ export function toClaimed(row: ClaimRow, leaseToken: string, now: number): Claim
 }
 
 export const newLeaseToken = (): string => randomBytes(12).toString('base64url');
+
+/** Storage form of an endpoint's event list: space-separated (types contain no spaces). */
+export const formatEvents = (events: string[]): string => [...new Set(events)].join(' ');
+
+export const parseEvents = (stored: string): string[] => stored.split(' ').filter((s) => s !== '');

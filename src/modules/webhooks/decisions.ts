@@ -1,0 +1,119 @@
+/** The webhooks' rules, shared by both backends (which do the I/O only). */
+import { effectiveScopes, parseScopes, type Scope } from '../accounts/index.js';
+import type { EndpointRecord, ClaimQuery, ClaimCandidate } from './repository.js';
+
+/** What a delivery skipped at send time says: the account no longer holds the authority (see `unauthorized`). */
+export const NOT_AUTHORIZED = 'not_authorized';
+
+/** What a pending delivery says when its endpoint was disabled before it could be sent. */
+export const ENDPOINT_DISABLED = 'endpoint_disabled';
+
+/** Delivery rows one fan-out transaction writes at most (whatever the number of accounts and endpoints). */
+export const FAN_OUT_ROWS = 1000;
+
+/** How many more deliveries of `endpointId` a claim may lease. */
+export const roomFor = (q: ClaimQuery, endpointId: number): number =>
+  q.perEndpoint === undefined ? Infinity : q.perEndpoint - (q.inFlight?.[endpointId] ?? 0);
+
+/**
+ * The candidates a claim leases, in order: each account and, within it, each endpoint is ranked by what it
+ * has in flight plus what it would take, so the least loaded go first (an account or endpoint with nothing
+ * in flight before one holding slots, whatever the age of their rows), at most `perAccount` per account,
+ * at most `limit` in all. The candidates come at most `roomFor` per endpoint, oldest first.
+ */
+export function fairOrder<C extends ClaimCandidate>(q: ClaimQuery, candidates: readonly C[]): C[] {
+  const byAge = (a: C, b: C) => a.nextAttemptAt - b.nextAttemptAt || a.id - b.id;
+  const endpointRank = new Map<number, number>();
+  const ranked = [...candidates].sort(byAge).map((c) => {
+    const rank = (endpointRank.get(c.endpointId) ?? q.inFlight?.[c.endpointId] ?? 0) + 1;
+    endpointRank.set(c.endpointId, rank);
+    return { c, endpoint: rank, account: 0 };
+  });
+  ranked.sort((a, b) => a.endpoint - b.endpoint || byAge(a.c, b.c));
+  const accountRank = new Map<number, number>();
+  for (const r of ranked) {
+    r.account = (accountRank.get(r.c.accountId) ?? q.accountInFlight?.[r.c.accountId] ?? 0) + 1;
+    accountRank.set(r.c.accountId, r.account);
+  }
+  return ranked
+    .filter((r) => q.perAccount === undefined || r.account <= q.perAccount)
+    .sort((a, b) => a.account - b.account || a.endpoint - b.endpoint || byAge(a.c, b.c))
+    .slice(0, q.limit)
+    .map((r) => r.c);
+}
+
+type EndpointAuthority = Pick<EndpointRecord, 'accountId' | 'ordersManage' | 'grantedScopes'>;
+
+/**
+ * Whether an endpoint may receive an event now: its account's live keys (`live`) and the key that set it up
+ * (`grantedScopes`) both hold the event's read scope. pet.*: pets:read or events:read; the account's own
+ * order.*: orders:read; another account's order.*: orders:manage, and only for an endpoint made with it;
+ * the account's own application.* and applicant.*: applications:read; another account's: applications:manage.
+ * Types this release does not know reach nobody.
+ */
+export function endpointMay(
+  endpoint: EndpointAuthority,
+  event: { type: string; accountId: number | null },
+  live: ReadonlySet<Scope>,
+): boolean {
+  const granted = endpoint.grantedScopes;
+  const may = (scope: Scope): boolean => live.has(scope) && (granted === null || granted.includes(scope));
+  if (event.type.startsWith('pet.')) return may('pets:read') || may('events:read');
+  // The account's own applications while it may read them; every account's with applications:manage.
+  if (event.type.startsWith('application.') || event.type.startsWith('applicant.')) {
+    return event.accountId === endpoint.accountId ? may('applications:read') : may('applications:manage');
+  }
+  if (!event.type.startsWith('order.')) return false;
+  if (event.accountId === endpoint.accountId) return may('orders:read');
+  return endpoint.ordersManage && may('orders:manage');
+}
+
+/** Subscribed to the event's type and allowed to receive it (endpointMay). */
+export function endpointWants(
+  endpoint: EndpointAuthority & { events: string[] },
+  event: { type: string; accountId: number | null },
+  live: ReadonlySet<Scope>,
+): boolean {
+  if (!endpoint.events.includes('*') && !endpoint.events.includes(event.type)) return false;
+  return endpointMay(endpoint, event, live);
+}
+
+/** Which order events an endpoint receives now: every account's, or its own account's. */
+export function orderScope(endpoint: EndpointAuthority, live: ReadonlySet<Scope>): 'all' | 'own' {
+  const granted = endpoint.grantedScopes;
+  return endpoint.ordersManage &&
+    live.has('orders:manage') &&
+    (granted === null || granted.includes('orders:manage'))
+    ? 'all'
+    : 'own';
+}
+
+/** What a set of keys (their stored scope lists) may use together. */
+export function unionScopes(stored: readonly (string | null)[]): Set<Scope> {
+  const all = new Set<Scope>();
+  for (const scopes of stored) for (const scope of effectiveScopes(parseScopes(scopes))) all.add(scope);
+  return all;
+}
+
+/**
+ * The scopes an endpoint with these events needs, each as the scopes that grant it: pet.*: events:read or
+ * pets:read; application.* and applicant.*: applications:read; order.*: orders:read, and orders:manage for
+ * an endpoint receiving every account's orders.
+ */
+export function neededScopes(
+  events: readonly string[],
+  ordersManage: boolean,
+  all: readonly string[],
+): Scope[][] {
+  const types: readonly string[] = events.includes('*') ? all : events;
+  const needed: Scope[][] = [];
+  if (types.some((t) => t.startsWith('pet.'))) needed.push(['events:read', 'pets:read']);
+  if (types.some((t) => t.startsWith('application.') || t.startsWith('applicant.'))) {
+    needed.push(['applications:read']);
+  }
+  if (types.some((t) => t.startsWith('order.'))) {
+    needed.push(['orders:read']);
+    if (ordersManage) needed.push(['orders:manage']);
+  }
+  return needed;
+}
