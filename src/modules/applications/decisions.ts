@@ -20,6 +20,13 @@ export const isOpen = (status: ApplicationStatus): boolean => OPEN_STATUSES.incl
 /** An approval's order is staff's decision: the partners' MAX_OPEN_ORDERS does not apply to it. */
 export const APPROVAL_ORDER_LIMIT = 1_000_000_000;
 
+/**
+ * Requests for information one application may receive. Each one and the answer to it add two history
+ * entries, and the history is returned whole with the application: without a cap, a loop of requests and
+ * answers would grow it past what a read can serialize (the schema states at most 1,000 entries).
+ */
+export const MAX_INFO_REQUESTS = 20;
+
 export type Action = 'review' | 'request-info' | 'approve' | 'reject' | 'withdraw';
 
 /** Each action: the statuses it applies to and the one it reaches. */
@@ -46,6 +53,7 @@ export type Refusal =
   | { kind: 'pet_not_available'; unknown: boolean }
   | { kind: 'open_application_limit'; limit: number }
   | { kind: 'application_exists' }
+  | { kind: 'info_request_limit'; limit: number }
   | { kind: 'invalid_answers'; problems: FieldProblem[] };
 
 /** Whether a new application may be submitted, given what was read under the locks. */
@@ -116,6 +124,8 @@ export function decideAction(app: ApplicationRecord | undefined, request: Action
   const by = request.actor.keyId;
   switch (request.action) {
     case 'request-info':
+      if (app.history.filter((entry) => entry.status === 'needs_info').length >= MAX_INFO_REQUESTS)
+        return { kind: 'info_request_limit', limit: MAX_INFO_REQUESTS };
       return {
         kind: 'move',
         after: moved(app, move.to, request.now, { by }, { message: request.message ?? null }),

@@ -13,6 +13,10 @@ export const applicationErrors = defineErrors({
     status: 409,
     message: 'This applicant already has an open application for this pet.',
   },
+  info_request_limit: {
+    status: 409,
+    message: 'This application has had the most requests for information it may; approve or reject it.',
+  },
   open_application_limit: {
     status: 409,
     message: 'This applicant already holds the most open applications they may; one must end first.',

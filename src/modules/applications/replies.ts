@@ -60,6 +60,11 @@ export function refusalError(id: string, result: Refusal, petId?: number): ApiEr
       );
     case 'application_exists':
       return applicationError('application_exists');
+    case 'info_request_limit':
+      return applicationError(
+        'info_request_limit',
+        `This application has had ${result.limit} requests for information, the most it may; approve or reject it.`,
+      );
     case 'invalid_answers':
       return new ApiError('validation_failed', {
         message: `Invalid request: ${result.problems.map((p) => `${p.field} ${p.message}`).join('; ')}.`,

@@ -94,7 +94,11 @@ export const applicationRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async
           '`Link: rel="next"` as every list.',
         querystring: ListApplicationsQuery,
         response: {
-          200: { ...Applications, headers: { Link: linkHeader('Present when another page exists.') } },
+          200: {
+            ...Applications,
+            description: 'A page of applications, in the order asked for.',
+            headers: { Link: linkHeader('Present when another page exists.') },
+          },
           ...errorResponses(400, 401, 403),
         },
       },

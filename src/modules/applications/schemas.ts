@@ -79,6 +79,14 @@ export const ApplicationForm = Type.Object(
   {
     $id: 'ApplicationForm',
     additionalProperties: false,
+    example: {
+      version: 1,
+      questions: [
+        { id: 'household', label: 'Who lives in your home?', type: 'text', required: true, maxLength: 1000 },
+        { id: 'other-pets', label: 'Do you have other pets?', type: 'boolean', required: true },
+      ],
+      updatedAt: '2026-06-15T12:00:30.000Z',
+    },
     description: 'The questions an application answers.',
   },
 );
@@ -89,7 +97,7 @@ const Address = Type.Object(
     line1: Type.String({ minLength: 1, maxLength: 200 }),
     city: Type.String({ minLength: 1, maxLength: 100 }),
     postcode: Type.String({ minLength: 1, maxLength: 20 }),
-    country: Type.String({ pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2.' }),
+    country: Type.String({ pattern: '^[A-Z]{2}$', maxLength: 2, description: 'ISO 3166-1 alpha-2.' }),
   },
   { additionalProperties: false },
 );
@@ -120,7 +128,7 @@ export const APPLICATION_ID = '^app_[0-9a-f]{20}$';
 
 export const Applicant = Type.Object(
   {
-    id: Type.String({ pattern: APPLICANT_ID, example: 'apl_0123456789abcdef0123' }),
+    id: Type.String({ pattern: APPLICANT_ID, maxLength: 24, example: 'apl_0123456789abcdef0123' }),
     name: Type.Union([name, Type.Null()], { description: '`null` once erased.' }),
     email: Type.Union([email, Type.Null()], { description: '`null` once erased.' }),
     phone: Type.Optional(phone),
@@ -132,7 +140,19 @@ export const Applicant = Type.Object(
     createdAt: timestamp('When the applicant first applied.'),
     erasedAt: Type.Union([timestamp('When the personal data was erased.'), Type.Null()]),
   },
-  { $id: 'Applicant', additionalProperties: false, description: 'A person applying to adopt.' },
+  {
+    $id: 'Applicant',
+    additionalProperties: false,
+    description: 'A person applying to adopt.',
+    example: {
+      id: 'apl_0123456789abcdef0123',
+      name: 'Alex Doe',
+      email: 'alex@example.com',
+      consent: { dataProcessing: true, at: '2026-06-15T12:00:30.000Z' },
+      createdAt: '2026-06-15T12:00:30.000Z',
+      erasedAt: null,
+    },
+  },
 );
 export type Applicant = Static<typeof Applicant>;
 
@@ -157,10 +177,20 @@ export const HistoryEntry = Type.Object(
 );
 export type HistoryEntry = Static<typeof HistoryEntry>;
 
+const APPLICATION_EVENT_EXAMPLE = {
+  id: 'app_0123456789abcdef0123',
+  petId: 42,
+  applicantId: 'apl_0123456789abcdef0123',
+  formVersion: 1,
+  status: 'submitted',
+  createdAt: '2026-06-15T12:00:30.000Z',
+  updatedAt: '2026-06-15T12:00:30.000Z',
+};
+
 const applicationFields = {
-  id: Type.String({ pattern: APPLICATION_ID, example: 'app_0123456789abcdef0123' }),
+  id: Type.String({ pattern: APPLICATION_ID, maxLength: 24, example: 'app_0123456789abcdef0123' }),
   petId: issuedId('The pet applied for.', 42),
-  applicantId: Type.String({ pattern: APPLICANT_ID }),
+  applicantId: Type.String({ pattern: APPLICANT_ID, maxLength: 24 }),
   formVersion: Type.Integer({ minimum: 1, maximum: MAX_ID }),
   status: ApplicationStatusSchema,
   statusReason: Type.Optional(Type.String({ maxLength: 500 })),
@@ -177,7 +207,24 @@ export const Application = Type.Object(
     message: Type.Optional(Type.String({ maxLength: 2000, description: "Staff's request for information." })),
     history: Type.Array(HistoryEntry, { maxItems: 1000 }),
   },
-  { $id: 'Application', additionalProperties: false, description: 'An application to adopt one pet.' },
+  {
+    $id: 'Application',
+    additionalProperties: false,
+    description: 'An application to adopt one pet.',
+    example: {
+      ...APPLICATION_EVENT_EXAMPLE,
+      applicant: {
+        id: 'apl_0123456789abcdef0123',
+        name: 'Alex Doe',
+        email: 'alex@example.com',
+        consent: { dataProcessing: true, at: '2026-06-15T12:00:30.000Z' },
+        createdAt: '2026-06-15T12:00:30.000Z',
+        erasedAt: null,
+      },
+      answers: { household: 'Two adults', 'other-pets': false },
+      history: [{ status: 'submitted', at: '2026-06-15T12:00:30.000Z', by: null }],
+    },
+  },
 );
 export type Application = Static<typeof Application>;
 
@@ -186,12 +233,17 @@ export const ApplicationEventObject = Type.Object(applicationFields, {
   $id: 'ApplicationEventObject',
   additionalProperties: false,
   description: 'An application without its applicant, answers, message or history.',
+  example: APPLICATION_EVENT_EXAMPLE,
 });
 export type ApplicationEventObject = Static<typeof ApplicationEventObject>;
 
 export const ApplicantErasedObject = Type.Object(
-  { id: Type.String({ pattern: APPLICANT_ID }), erasedAt: timestamp('When erased.') },
-  { $id: 'ApplicantErasedObject', additionalProperties: false },
+  { id: Type.String({ pattern: APPLICANT_ID, maxLength: 24 }), erasedAt: timestamp('When erased.') },
+  {
+    $id: 'ApplicantErasedObject',
+    additionalProperties: false,
+    example: { id: 'apl_0123456789abcdef0123', erasedAt: '2026-06-15T12:00:30.000Z' },
+  },
 );
 
 export const Applications = Type.Array(ref(Application), { maxItems: 100 });
@@ -230,8 +282,8 @@ export const ListApplicationsQuery = Type.Object(
         description: 'Only these statuses, comma-separated.',
       }),
     ),
-    petId: Type.Optional(Type.Integer({ format: 'int64', minimum: 1 })),
-    applicantId: Type.Optional(Type.String({ pattern: APPLICANT_ID })),
+    petId: Type.Optional(Type.Integer({ format: 'int64', minimum: 1, maximum: MAX_ID })),
+    applicantId: Type.Optional(Type.String({ pattern: APPLICANT_ID, maxLength: 24 })),
     sort: Type.Optional(Type.Unsafe<'newest' | 'oldest'>({ type: 'string', enum: ['newest', 'oldest'] })),
   },
   { additionalProperties: false },

@@ -11,6 +11,7 @@ import {
   decidePetRemoved,
   decideSubmit,
   eraseApplication,
+  MAX_INFO_REQUESTS,
   retentionDue,
   type ApplicationRecord,
   type FormRecord,
@@ -165,6 +166,27 @@ describe('applications decisions', () => {
     for (const status of ['rejected', 'withdrawn', 'closed', 'adopted'] as const)
       for (const action of ['review', 'request-info', 'approve', 'reject', 'withdraw'] as const)
         assert.equal(decideAction(app({ status }), { action, actor: staff, now }).kind, 'invalid_transition');
+  });
+
+  test('request-info: at most MAX_INFO_REQUESTS per application, so its history stays readable', () => {
+    const cycle = (n: number) =>
+      Array.from({ length: n }, (_, i) => [
+        { status: 'needs_info' as const, at: new Date(T + i).toISOString(), by: 'k_staff' },
+        { status: 'in_review' as const, at: new Date(T + i).toISOString(), by: 'k_owner' },
+      ]).flat();
+    const now = T + 100;
+    const below = app({ status: 'in_review', history: cycle(MAX_INFO_REQUESTS - 1) });
+    assert.equal(
+      decideAction(below, { action: 'request-info', actor: staff, message: 'm', now }).kind,
+      'move',
+    );
+    const at = app({ status: 'in_review', history: cycle(MAX_INFO_REQUESTS) });
+    assert.deepEqual(decideAction(at, { action: 'request-info', actor: staff, message: 'm', now }), {
+      kind: 'info_request_limit',
+      limit: MAX_INFO_REQUESTS,
+    });
+    // The ways out stay open.
+    assert.equal(decideAction(at, { action: 'reject', actor: staff, reason: 'other', now }).kind, 'move');
   });
 
   test('patch: merges answers, only in submitted or needs_info, needs_info returns to in_review', () => {

@@ -31,6 +31,7 @@ export const ERROR_CODES = [
   'pet_not_available', // 409
   'open_order_limit', // 409
   'application_exists', // 409
+  'info_request_limit', // 409
   'open_application_limit', // 409
   'webhook_endpoint_limit', // 409
   'webhook_endpoint_exists', // 409

@@ -716,6 +716,7 @@ export interface components {
         | 'pet_not_available'
         | 'open_order_limit'
         | 'application_exists'
+        | 'info_request_limit'
         | 'open_application_limit'
         | 'webhook_endpoint_limit'
         | 'webhook_endpoint_exists'
@@ -1271,7 +1272,28 @@ export interface components {
        */
       account?: string;
     };
-    /** @description The questions an application answers. */
+    /**
+     * @description The questions an application answers.
+     * @example {
+     *       "version": 1,
+     *       "questions": [
+     *         {
+     *           "id": "household",
+     *           "label": "Who lives in your home?",
+     *           "type": "text",
+     *           "required": true,
+     *           "maxLength": 1000
+     *         },
+     *         {
+     *           "id": "other-pets",
+     *           "label": "Do you have other pets?",
+     *           "type": "boolean",
+     *           "required": true
+     *         }
+     *       ],
+     *       "updatedAt": "2026-06-15T12:00:30.000Z"
+     *     }
+     */
     ApplicationForm: {
       /** @description Incremented on every change. */
       version: number;
@@ -1294,7 +1316,20 @@ export interface components {
        */
       updatedAt: string;
     };
-    /** @description A person applying to adopt. */
+    /**
+     * @description A person applying to adopt.
+     * @example {
+     *       "id": "apl_0123456789abcdef0123",
+     *       "name": "Alex Doe",
+     *       "email": "alex@example.com",
+     *       "consent": {
+     *         "dataProcessing": true,
+     *         "at": "2026-06-15T12:00:30.000Z"
+     *       },
+     *       "createdAt": "2026-06-15T12:00:30.000Z",
+     *       "erasedAt": null
+     *     }
+     */
     Applicant: {
       /** @example apl_0123456789abcdef0123 */
       id: string;
@@ -1327,7 +1362,40 @@ export interface components {
       createdAt: string;
       erasedAt: string | null;
     };
-    /** @description An application to adopt one pet. */
+    /**
+     * @description An application to adopt one pet.
+     * @example {
+     *       "id": "app_0123456789abcdef0123",
+     *       "petId": 42,
+     *       "applicantId": "apl_0123456789abcdef0123",
+     *       "formVersion": 1,
+     *       "status": "submitted",
+     *       "createdAt": "2026-06-15T12:00:30.000Z",
+     *       "updatedAt": "2026-06-15T12:00:30.000Z",
+     *       "applicant": {
+     *         "id": "apl_0123456789abcdef0123",
+     *         "name": "Alex Doe",
+     *         "email": "alex@example.com",
+     *         "consent": {
+     *           "dataProcessing": true,
+     *           "at": "2026-06-15T12:00:30.000Z"
+     *         },
+     *         "createdAt": "2026-06-15T12:00:30.000Z",
+     *         "erasedAt": null
+     *       },
+     *       "answers": {
+     *         "household": "Two adults",
+     *         "other-pets": false
+     *       },
+     *       "history": [
+     *         {
+     *           "status": "submitted",
+     *           "at": "2026-06-15T12:00:30.000Z",
+     *           "by": null
+     *         }
+     *       ]
+     *     }
+     */
     Application: {
       /** @example app_0123456789abcdef0123 */
       id: string;
@@ -1406,7 +1474,18 @@ export interface components {
         note?: string;
       }[];
     };
-    /** @description An application without its applicant, answers, message or history. */
+    /**
+     * @description An application without its applicant, answers, message or history.
+     * @example {
+     *       "id": "app_0123456789abcdef0123",
+     *       "petId": 42,
+     *       "applicantId": "apl_0123456789abcdef0123",
+     *       "formVersion": 1,
+     *       "status": "submitted",
+     *       "createdAt": "2026-06-15T12:00:30.000Z",
+     *       "updatedAt": "2026-06-15T12:00:30.000Z"
+     *     }
+     */
     ApplicationEventObject: {
       /** @example app_0123456789abcdef0123 */
       id: string;
@@ -1452,6 +1531,12 @@ export interface components {
        */
       updatedAt: string;
     };
+    /**
+     * @example {
+     *       "id": "apl_0123456789abcdef0123",
+     *       "erasedAt": "2026-06-15T12:00:30.000Z"
+     *     }
+     */
     ApplicantErasedObject: {
       id: string;
       /**
@@ -6078,7 +6163,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description Default Response */
+      /** @description A page of applications, in the order asked for. */
       200: {
         headers: {
           /** @description Present when another page exists. The target is absolute when the deployment sets PUBLIC_URL. */
