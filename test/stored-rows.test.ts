@@ -135,7 +135,7 @@ for (const backend of await backends()) {
         [ids[1]],
       );
       // The migration empties the profile that is not JSON; its pet is listed again (found by its name).
-      await rerunMigration(ctx.database, '021_rows_fit_read_schemas.sql');
+      await rerunMigration(ctx.database, '022_rows_fit_read_schemas.sql');
       const profile = await get(`/v1/pets/${ids[0]}/profile`);
       assert.equal(profile.statusCode, 200, profile.body);
       assert.deepEqual(Object.keys(profile.json()), ['updatedAt']);
