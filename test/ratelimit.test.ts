@@ -1,5 +1,5 @@
 /**
- * Rate limits (spec section 8, section 5 rule 4; DESIGN.md "Rate limits"): one behavioural suite, run
+ * Rate limits (spec section 8, section 5 rule 4): one behavioural suite, run
  * through the HTTP layer and directly against the counter store, on the in-process store and on Redis.
  * Time is the injectable TestClock, so windows, days and bans are crossed without sleeping; the stores'
  * real-time expiry is crossed with an injected clock (memory) or by waiting for Redis to expire the keys.

@@ -33,7 +33,7 @@ function publicV1(doc: OpenApiDoc, keyless: readonly string[]): RegExp[] {
   return [/^\/v1\/openapi\.json$/, /^\/v1\/docs(\/.*)?$/, ...paths];
 }
 
-/** The protected operations the spec and DESIGN.md name; the derived list must contain at least these. */
+/** The protected operations the spec and the design name; the derived list must contain at least these. */
 const KNOWN_PROTECTED = ['GET /v1/pets', 'POST /v1/pets', 'GET /v1/pets/{petId}', 'GET /v1/categories'];
 
 interface ProtectedRoute {
