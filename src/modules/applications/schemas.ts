@@ -168,7 +168,8 @@ export const HistoryEntry = Type.Object(
     status: ApplicationStatusSchema,
     at: timestamp('When.'),
     by: Type.Union([Type.String({ maxLength: 64 }), Type.Null()], {
-      description: 'The id of the API key that made the move; `null` for automatic moves.',
+      description:
+        'The id of the API key that made the move; `"cli"` for staff using the command line, `"seed"` for demo data, `null` for automatic moves.',
     }),
     reason: Type.Optional(Type.String({ maxLength: 500 })),
     note: Type.Optional(Type.String({ maxLength: 2000 })),

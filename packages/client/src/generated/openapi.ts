@@ -1468,7 +1468,7 @@ export interface components {
          * @example 2026-06-15T12:00:30.000Z
          */
         at: string;
-        /** @description The id of the API key that made the move; `null` for automatic moves. */
+        /** @description The id of the API key that made the move; `"cli"` for staff using the command line, `"seed"` for demo data, `null` for automatic moves. */
         by: string | null;
         reason?: string;
         note?: string;
