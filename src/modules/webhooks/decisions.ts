@@ -11,6 +11,24 @@ export const ENDPOINT_DISABLED = 'endpoint_disabled';
 /** Delivery rows one fan-out transaction writes at most (whatever the number of accounts and endpoints). */
 export const FAN_OUT_ROWS = 1000;
 
+/**
+ * Whether a finished attempt disables its endpoint, and why: a `410 Gone` at once, or failures without a
+ * success for `disableAfterMs` (3 days in production) since the streak began. `null`: it stays enabled.
+ * Both backends record the attempt and the streak, then ask this.
+ */
+export function disableReason(attempt: {
+  gone: boolean;
+  failingSince: number | null | undefined;
+  now: number;
+  disableAfterMs: number;
+}): string | null {
+  if (attempt.gone) return 'the receiver answered 410 Gone';
+  const since = attempt.failingSince;
+  if (since !== null && since !== undefined && attempt.now - since >= attempt.disableAfterMs)
+    return 'deliveries failed for 3 days';
+  return null;
+}
+
 /** How many more deliveries of `endpointId` a claim may lease. */
 export const roomFor = (q: ClaimQuery, endpointId: number): number =>
   q.perEndpoint === undefined ? Infinity : q.perEndpoint - (q.inFlight?.[endpointId] ?? 0);

@@ -14,6 +14,7 @@ import type {
   QueueStats,
 } from './repository.js';
 import {
+  disableReason,
   ENDPOINT_DISABLED,
   endpointMay,
   endpointWants,
@@ -342,11 +343,7 @@ export class PostgresDeliveryQueue {
       [now, endpointId],
     );
     const since = streak[0]?.since;
-    const reason = outcome.gone
-      ? 'the receiver answered 410 Gone'
-      : since !== undefined && now - since >= disableAfterMs
-        ? 'deliveries failed for 3 days'
-        : null;
+    const reason = disableReason({ gone: outcome.gone, failingSince: since, now, disableAfterMs });
     if (reason !== null) {
       await client.query(
         'UPDATE webhook_endpoints SET enabled = 0, disabled_reason = $1, updated_at = $2 WHERE id = $3',

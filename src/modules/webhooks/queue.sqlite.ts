@@ -12,6 +12,7 @@ import type {
   QueueStats,
 } from './repository.js';
 import {
+  disableReason,
   ENDPOINT_DISABLED,
   endpointMay,
   endpointWants,
@@ -296,11 +297,7 @@ export class SqliteDeliveryQueue {
       );
       if (endpointId === undefined) return false;
       const since = s.streak.get(now, endpointId);
-      const reason = outcome.gone
-        ? 'the receiver answered 410 Gone'
-        : since !== null && since !== undefined && now - since >= disableAfterMs
-          ? 'deliveries failed for 3 days'
-          : null;
+      const reason = disableReason({ gone: outcome.gone, failingSince: since, now, disableAfterMs });
       if (reason !== null) {
         s.disable.run(reason, now, endpointId);
         s.failPending.run(endpointId);
