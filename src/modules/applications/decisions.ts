@@ -27,6 +27,11 @@ export const APPROVAL_ORDER_LIMIT = 1_000_000_000;
  */
 export const MAX_INFO_REQUESTS = 20;
 
+/** The history an application starts with: submitted, now, by the submitting key. */
+export function initialHistory(now: number, keyId: string | null): HistoryEntry[] {
+  return [{ status: 'submitted', at: new Date(now).toISOString(), by: keyId }];
+}
+
 export type Action = 'review' | 'request-info' | 'approve' | 'reject' | 'withdraw';
 
 /** Each action: the statuses it applies to and the one it reaches. */

@@ -16,6 +16,7 @@ import {
   decideAction,
   decidePatch,
   decideSubmit,
+  initialHistory,
   eraseApplication,
   erasedEvent,
   retentionDue,
@@ -50,9 +51,10 @@ import type {
   SubmitInput,
   WriteOutcome,
 } from './store.js';
-const SELECT = `SELECT ${APPLICATION_COLUMNS}, ${APPLICANT_COLUMNS} ${FROM}`;
 import { SQL } from './sql.postgres.js';
 import { PostgresApplicationRows } from './rows.postgres.js';
+
+const SELECT = `SELECT ${APPLICATION_COLUMNS}, ${APPLICANT_COLUMNS} ${FROM}`;
 
 type Row = Record<string, unknown>;
 
@@ -156,7 +158,7 @@ export class PostgresApplicationStore extends PostgresApplicationRows implements
         max: input.max,
       });
       if (refusal) throw new Refused(refusal);
-      const history = [{ status: 'submitted', at: new Date(input.now).toISOString(), by: input.keyId }];
+      const history = initialHistory(input.now, input.keyId);
       const inserted = await client.query<{ seq: number }>({
         name: 'applications_insert',
         text: SQL.insertApplication,

@@ -19,6 +19,7 @@ import {
   decidePatch,
   decidePetRemoved,
   decideSubmit,
+  initialHistory,
   eraseApplication,
   erasedEvent,
   retentionDue,
@@ -211,7 +212,7 @@ export class SqliteApplicationStore implements ApplicationStore {
           input.now,
         )!.p_seq,
       );
-      const history = [{ status: 'submitted', at: new Date(input.now).toISOString(), by: input.keyId }];
+      const history = initialHistory(input.now, input.keyId);
       const appSeq = Number(
         this.stmt.insertApplication.get(
           newApplicationId(),
