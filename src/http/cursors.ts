@@ -9,7 +9,7 @@
  * with `400 invalid_cursor` before any database work; and what a valid one holds is still checked (finite
  * numbers in range, safe integers), so a leaked secret does not turn into unbounded work either.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { ApiError } from './errors.js';
 
 /** What a cursor is bound to: the list's path and the parameters a next page must repeat. */
@@ -49,12 +49,17 @@ function bindingText(binding: CursorBinding): string {
 }
 
 export class Cursors {
-  private readonly key: Buffer;
+  /**
+   * Imported once: createHmac given raw bytes imports them as a key on every call, which cost ~13 µs of the
+   * ~15 µs an HMAC took (a KeyObject: ~2 µs), on every page read with a cursor and every page that issues one.
+   */
+  private readonly key: KeyObject;
 
   /** `secret`: CURSOR_SECRET or the database's; at least 32 bytes (config.ts and db/secrets.ts see to it). */
   constructor(secret: string | Uint8Array) {
-    this.key = Buffer.from(typeof secret === 'string' ? Buffer.from(secret, 'utf8') : secret);
-    if (this.key.length < 32) throw new Error('the cursor secret must be at least 32 bytes');
+    const bytes = Buffer.from(typeof secret === 'string' ? Buffer.from(secret, 'utf8') : secret);
+    if (bytes.length < 32) throw new Error('the cursor secret must be at least 32 bytes');
+    this.key = createSecretKey(bytes);
   }
 
   private tag(binding: CursorBinding, payload: string): Buffer {
