@@ -44,4 +44,4 @@ STOPSIGNAL SIGTERM
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # node directly, not npm, so the signal reaches the service; the Node options are npm start's.
-CMD ["node", "--max-old-space-size=1024", "--no-allocation-site-pretenuring", "dist/cli.js", "serve"]
+CMD ["node", "--max-old-space-size=1024", "--max-semi-space-size=16", "--no-allocation-site-pretenuring", "dist/cli.js", "serve"]

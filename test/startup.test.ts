@@ -48,7 +48,7 @@ describe('npm start', () => {
     // The heap cap: docs/operations.md, "Overload" (without it V8 let a flood's garbage grow RSS to ~410 MB).
     assert.equal(
       pkg.scripts.start,
-      'node --max-old-space-size=1024 --no-allocation-site-pretenuring dist/cli.js serve',
+      'node --max-old-space-size=1024 --max-semi-space-size=16 --no-allocation-site-pretenuring dist/cli.js serve',
     );
     // npm ci builds a fresh clone, and builds nothing in a production install (no sources, no TypeScript).
     assert.equal(pkg.scripts.prepare, 'node scripts/build-if-stale.mjs');
