@@ -1,6 +1,7 @@
 /**
- * The pets repository contract (src/modules/pets/repository.ts) on every backend: creation, lookup, keyset
- * listing with the status filter, and the demo seed; then the PostgreSQL million-pet seed.
+ * The pets repository contract (src/modules/pets/repository.ts) on every backend: creation, lookup, the
+ * holds other modules register (petHolds), keyset listing with the status filter, and the demo seed; then
+ * the PostgreSQL million-pet seed.
  */
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
@@ -8,8 +9,16 @@ import type { Database } from '../../src/db/database.js';
 import { petRepository } from '../../src/modules/pets/repository.js';
 import { demoPet } from '../../src/modules/pets/demo.js';
 import type { Pet } from '../../src/modules/pets/schemas.js';
+import { petHolds } from '../../src/modules/pets/registries.js';
 import { contractSuite, postgresSuite, T0 } from '../support/contract.js';
 import { createdPet, listAll, STATUSES } from '../support/pets.js';
+
+/** The pets this suite's hold claims: petHolds is process-wide, so it holds only these. */
+const held = new Set<number>();
+petHolds.register({
+  sqlite: (_database, ids) => new Set(ids.filter((id) => held.has(id))),
+  postgres: async (_database, _client, ids) => new Set(ids.filter((id) => held.has(id))),
+});
 
 contractSuite('pets', (target) => {
   let storage: Database;
@@ -98,6 +107,39 @@ contractSuite('pets', (target) => {
       for (const pet of pets)
         assert.deepEqual(await storage.repository(petRepository).get(pet.id), { pet, version: 1 });
       assert.equal((await listAll(storage)).length, before + 3, 'exactly the created pets exist');
+    });
+  });
+
+  describe('holds (petHolds)', () => {
+    test("a held pet keeps its status and its row, alone or in a turn's batch; its name and category may change", async () => {
+      const pets = storage.repository(petRepository);
+      const make = async () =>
+        createdPet(await pets.create({ name: 'Held', categoryId: 1, status: 'available' })).id;
+      const [a, b] = [await make(), await make()];
+      held.add(a);
+      try {
+        assert.deepEqual(await pets.update(a, { status: 'sold' }), { kind: 'open_order' });
+        assert.deepEqual(await pets.delete(a), { kind: 'open_order' });
+        assert.deepEqual(await pets.update(a, { name: 'Still held', categoryId: 2, status: 'available' }), {
+          kind: 'updated',
+          pet: { id: a, name: 'Still held', categoryId: 2, status: 'available' },
+          version: 2,
+        });
+        // Asked in one turn: PostgreSQL writes them in one transaction, each decided on its own pet.
+        const changed = await Promise.all([
+          pets.update(a, { status: 'pending' }),
+          pets.update(b, { status: 'pending' }),
+        ]);
+        assert.deepEqual(
+          changed.map((r) => r.kind),
+          ['open_order', 'updated'],
+        );
+        const removed = await Promise.all([pets.delete(a), pets.delete(b)]);
+        assert.deepEqual(removed, [{ kind: 'open_order' }, { kind: 'deleted' }]);
+      } finally {
+        held.delete(a);
+      }
+      assert.deepEqual(await pets.delete(a), { kind: 'deleted' });
     });
   });
 

@@ -3,7 +3,8 @@ import { settleIdempotent, type Idempotent } from '../../db/idempotency/records.
 import { buildEvent, previousValues, type NewEvent } from '../events/index.js';
 import type { Pet, PetStatus } from '../pets/index.js';
 import type { OrderRecord, ListOrdersQuery, OrderAction, Replayable, MovedPet } from './repository.js';
-import type { Order, OrderStatus } from './schemas.js';
+import type { Inventory, Order } from './schemas.js';
+import { OPEN_ORDER_STATUSES, type OrderStatus } from './statuses.js';
 
 /** What each action does: the statuses it applies to, the order's new status and the pet's. */
 export const TRANSITIONS: Record<
@@ -13,7 +14,7 @@ export const TRANSITIONS: Record<
   // The pet stays pending: an approved order still holds it.
   approve: { from: ['placed'], to: 'approved', pet: undefined },
   deliver: { from: ['approved'], to: 'delivered', pet: 'sold' },
-  cancel: { from: ['placed', 'approved'], to: 'cancelled', pet: 'available' },
+  cancel: { from: OPEN_ORDER_STATUSES, to: 'cancelled', pet: 'available' },
 };
 
 /** An idempotent write's outcome in the repository's result vocabulary. */
@@ -23,6 +24,15 @@ export function fromIdempotent<T>(outcome: Idempotent<T>): Replayable<T> {
     status,
     body: body as OrderRecord,
   }));
+}
+
+/** The inventory from the pets' counts by status, zeros included. */
+export function inventoryOf(counts: ReadonlyMap<PetStatus, number>): Inventory {
+  return {
+    available: counts.get('available') ?? 0,
+    pending: counts.get('pending') ?? 0,
+    sold: counts.get('sold') ?? 0,
+  };
 }
 
 /** The filters of a list query as a fixed-order key, so each shape gets one prepared statement. */

@@ -1,9 +1,11 @@
 import type { ApiModule } from '../module.js';
+import { petHolds } from '../pets/index.js';
 import { orderScopes } from './scopes.js';
 import { orderErrors } from './errors.js';
 import { orderSettings } from './settings.js';
 import { orderRoutes } from './routes.js';
 import { Order } from './schemas.js';
+import { openOrderHold } from './within.js';
 
 export const ordersModule: ApiModule = {
   name: 'orders',
@@ -42,3 +44,7 @@ export { renderOrder } from './decisions.js';
 export { orderError } from './errors.js';
 export { DEFAULT_MAX_OPEN_ORDERS } from './settings.js';
 export { orderMoves, ordersWithin, type OrderMove } from './within.js';
+
+// A pet with an open order keeps its status and its row: the pets' writes ask this hold, registered when this
+// file is loaded (the module list loads it in every process), in their transaction.
+petHolds.register(openOrderHold);

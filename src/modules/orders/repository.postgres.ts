@@ -1,11 +1,12 @@
 import type { PoolClient } from 'pg';
 import type { PostgresDatabase } from '../../db/postgres.js';
 import { TurnBatch, type Settled } from '../../db/turn-batch.js';
-import { afterEachWrite, sharedThenAlone } from '../../db/turn-writes.js';
+import { afterEachWrite, sharedThenAlone } from '../../db/turn-writes.postgres.js';
 import type { IdempotencyInput } from '../../db/idempotency/records.js';
 import { idempotencyRepository } from '../../db/idempotency/repository.js';
 import type { PostgresIdempotency } from '../../db/idempotency/repository.postgres.js';
 import { eventRepository, type PostgresEventAppender } from '../events/index.js';
+import { petsWithin, type PetRow, type PetStatus } from '../pets/index.js';
 import type {
   MovedPet,
   Replayable,
@@ -18,25 +19,23 @@ import type {
   TransitionOutcome,
   TransitionResult,
 } from './repository.js';
-import { fromIdempotent, listShape, orderEvents, TRANSITIONS } from './decisions.js';
-import type { PetStatus } from '../pets/index.js';
-import type { Inventory, OrderStatus } from './schemas.js';
+import { fromIdempotent, inventoryOf, listShape, orderEvents, TRANSITIONS } from './decisions.js';
+import type { Inventory } from './schemas.js';
 import { moveOf, orderMoves } from './moves.js';
+import { isOpen, openOrderSql } from './statuses.js';
 
 const ORDER_COLUMNS = `o.id, o.account_id AS "accountId", a.name AS "accountName", o.pet_id AS "petId",
   o.status, o.version, o.created_at AS "createdAt", o.updated_at AS "updatedAt"`;
 const FROM = 'FROM orders o JOIN accounts a ON a.id = o.account_id';
-const MOVED_PET = 'id, name, category_id AS "categoryId", status, version';
 
 const SQL = {
   get: `SELECT ${ORDER_COLUMNS} ${FROM} WHERE o.id = $1`,
-  // The pets of a batch's writes (placements' and the orders' of actions), locked in id order, then the
-  // orders in id order, then the accounts of the placements in id order: every writer of orders (a turn's
-  // batch or a single write, on any instance) takes its locks in this one order, so none can deadlock on
-  // them. An order's pet never changes, so reading it unlocked to know which pet to lock is safe.
-  lockPets: `SELECT ${MOVED_PET} FROM pets
-    WHERE id = ANY($1::bigint[] || ARRAY(SELECT pet_id FROM orders WHERE id = ANY($2::bigint[])))
-    ORDER BY id FOR UPDATE`,
+  // The pets of a batch's writes (placements' and the orders' of actions) are locked in id order (by
+  // petsWithin), then the orders in id order, then the accounts of the placements in id order: every writer
+  // of orders (a turn's batch or a single write, on any instance) takes its locks in this one order, so none
+  // can deadlock on them. An order's pet never changes, so reading it unlocked to know which pet to lock is
+  // safe.
+  petsOf: 'SELECT pet_id FROM orders WHERE id = ANY($1::bigint[])',
   lockOrders: `SELECT ${ORDER_COLUMNS} ${FROM} WHERE o.id = ANY($1::bigint[]) ORDER BY o.id FOR UPDATE OF o`,
   // Serialises each account's placements (the open-order count below cannot be passed by two at once). NO
   // KEY UPDATE rather than UPDATE: it still excludes the same lock, but not the key-share locks that foreign
@@ -45,11 +44,8 @@ const SQL = {
   // A statement of its own after the lock, so it sees every order committed by the lock's previous holder.
   // Bounded by the limit: never counts further than it needs to decide.
   openCounts: `SELECT q.id, (SELECT count(*)::int FROM (SELECT 1 FROM orders
-      WHERE account_id = q.id AND status IN ('placed', 'approved') LIMIT q.lim) open) AS n
+      WHERE account_id = q.id AND ${openOrderSql()} LIMIT q.lim) open) AS n
     FROM unnest($1::bigint[], $2::int[]) AS q(id, lim)`,
-  // The rows below are locked: the new statuses and versions were decided on them.
-  updatePets: `UPDATE pets p SET status = u.status, version = u.version
-    FROM unnest($1::bigint[], $2::text[], $3::bigint[]) AS u(id, status, version) WHERE p.id = u.id`,
   updateOrders: `UPDATE orders o SET status = u.status, version = u.version, updated_at = u.updated_at
     FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bigint[]) AS u(id, status, version, updated_at)
     WHERE o.id = u.id`,
@@ -64,7 +60,6 @@ const SQL = {
       RETURNING *
     )
     SELECT input.n, ${ORDER_COLUMNS} FROM o JOIN input USING (id) JOIN accounts a ON a.id = o.account_id`,
-  inventory: 'SELECT status, count(*)::int AS n FROM pets GROUP BY status',
 } as const;
 
 type Place = { accountId: number; petId: number; maxOpen: number; now: number };
@@ -82,13 +77,6 @@ interface Decided {
   before?: OrderRecord;
   /** The write's pet as the write left it, for its event. */
   pet?: MovedPet;
-}
-
-/** A pet as its row lock reads it. */
-type LockedPet = Omit<MovedPet, 'previousStatus'>;
-
-function isOpen(status: OrderStatus): boolean {
-  return status === 'placed' || status === 'approved';
 }
 
 /** Test seams for fault injection; empty in production. */
@@ -195,14 +183,20 @@ export class PostgresOrderRepository implements OrderRepository {
   ): Promise<WriteOutcome[]> {
     const placements = writes.flatMap((w) => ('place' in w ? [w.place] : []));
     const actions = writes.flatMap((w) => ('act' in w ? [w.act] : []));
-    const lockedPets = await client.query<LockedPet>({
-      name: 'orders_lock_pets',
-      text: SQL.lockPets,
-      values: [placements.map((p) => p.petId), actions.map((a) => a.id)],
-    });
-    const pets = new Map(
-      lockedPets.rows.map((row) => [Number(row.id), { ...row, version: Number(row.version) }]),
-    );
+    const actionPets =
+      actions.length === 0
+        ? []
+        : (
+            await client.query<{ pet_id: string | number }>({
+              name: 'orders_pets_of',
+              text: SQL.petsOf,
+              values: [actions.map((a) => a.id)],
+            })
+          ).rows.map((row) => Number(row.pet_id));
+    const pets = await petsWithin.postgresLockRows(client, [
+      ...placements.map((p) => p.petId),
+      ...actionPets,
+    ]);
     const orders = new Map<number, OrderRecord>();
     if (actions.length > 0) {
       const locked = await client.query<OrderRecord>({
@@ -233,7 +227,7 @@ export class PostgresOrderRepository implements OrderRepository {
     }
 
     // Each write decided in turn, in the order a write alone gives its refusals.
-    const changedPets = new Map<number, { status: PetStatus; version: number }>();
+    const changedPets = new Map<number, PetRow>();
     const changedOrders = new Map<number, OrderRecord>();
     const decided = writes.map((write): Decided => {
       if ('place' in write) {
@@ -275,18 +269,7 @@ export class PostgresOrderRepository implements OrderRepository {
       return { outcome: { kind: 'done', order: after }, before: order, pet: moved };
     });
 
-    if (changedPets.size > 0) {
-      const ids = [...changedPets.keys()].sort((a, b) => a - b);
-      await client.query({
-        name: 'orders_update_pets',
-        text: SQL.updatePets,
-        values: [
-          ids,
-          ids.map((id) => changedPets.get(id)!.status),
-          ids.map((id) => changedPets.get(id)!.version),
-        ],
-      });
-    }
+    await petsWithin.postgresWriteStatuses(client, [...changedPets.values()]);
     if (changedOrders.size > 0) {
       const moved = [...changedOrders.values()].sort((a, b) => a.id - b.id);
       await client.query({
@@ -337,15 +320,11 @@ export class PostgresOrderRepository implements OrderRepository {
   }
 
   /** Moves a locked pet within a batch: its new status and version, and the pet as the event shows it. */
-  private movePet(
-    pet: LockedPet,
-    status: PetStatus,
-    changed: Map<number, { status: PetStatus; version: number }>,
-  ): MovedPet {
+  private movePet(pet: PetRow, status: PetStatus, changed: Map<number, PetRow>): MovedPet {
     const moved: MovedPet = { ...pet, status, version: pet.version + 1, previousStatus: pet.status };
     pet.status = status;
     pet.version = moved.version;
-    changed.set(Number(pet.id), { status, version: moved.version });
+    changed.set(pet.id, pet);
     return moved;
   }
 
@@ -375,12 +354,6 @@ export class PostgresOrderRepository implements OrderRepository {
   }
 
   async inventory(): Promise<Inventory> {
-    const rows = await this.db.query<{ status: string; n: number }>({
-      name: 'orders_inventory',
-      text: SQL.inventory,
-    });
-    const counts: Inventory = { available: 0, pending: 0, sold: 0 };
-    for (const { status, n } of rows) if (status in counts) counts[status as keyof Inventory] = n;
-    return counts;
+    return inventoryOf(await petsWithin.postgresCountByStatus(this.db));
   }
 }

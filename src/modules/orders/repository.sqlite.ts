@@ -4,8 +4,8 @@ import type { IdempotencyInput } from '../../db/idempotency/records.js';
 import { idempotencyRepository } from '../../db/idempotency/repository.js';
 import type { SqliteIdempotency } from '../../db/idempotency/repository.sqlite.js';
 import { eventRepository, type SqliteEventAppender } from '../events/index.js';
+import { petsWithin } from '../pets/index.js';
 import type {
-  MovedPet,
   ListOrdersQuery,
   OrderRecord,
   OrderRepository,
@@ -15,14 +15,14 @@ import type {
   TransitionOutcome,
   TransitionResult,
 } from './repository.js';
-import { fromIdempotent, listShape, orderEvents, TRANSITIONS } from './decisions.js';
+import { fromIdempotent, inventoryOf, listShape, orderEvents, TRANSITIONS } from './decisions.js';
 import type { Inventory } from './schemas.js';
 import { orderMoves } from './moves.js';
+import { openOrderSql } from './statuses.js';
 
 const ORDER_COLUMNS = `o.id, o.account_id AS accountId, a.name AS accountName, o.pet_id AS petId, o.status,
   o.version, o.created_at AS createdAt, o.updated_at AS updatedAt`;
 const FROM = 'FROM orders o JOIN accounts a ON a.id = o.account_id';
-const MOVED_PET = 'id, name, category_id AS categoryId, status, version';
 
 /** ORDER_COLUMNS as an array row, in that order. */
 type OrderRawRow = [
@@ -86,21 +86,17 @@ export class SqliteOrderRepository implements OrderRepository {
     this.events = database.repository(eventRepository);
     this.stmt = {
       get: db.prepare<[number], OrderRecord>(`SELECT ${ORDER_COLUMNS} ${FROM} WHERE o.id = ?`),
-      // Bounded by the limit: never counts further than it needs to decide.
-      openCount: db
+      // Whether the account has its limit-th open order: an index probe, bounded by the limit. Not `count(*)`
+      // over a `LIMIT`ed subquery: that co-routine costs several times more a run.
+      atLimit: db
         .prepare<[number, number], number>(
-          "SELECT count(*) FROM (SELECT 1 FROM orders WHERE account_id = ? AND status IN ('placed', 'approved') LIMIT ?)",
+          `SELECT 1 FROM orders WHERE account_id = ? AND ${openOrderSql()} LIMIT 1 OFFSET ? - 1`,
         )
         .pluck(true),
-      petStatus: db.prepare<[number], string>('SELECT status FROM pets WHERE id = ?').pluck(true),
-      // The pet, held only while the account is under its open-order limit (it has no limit-th open
-      // order): one statement for the placement that goes through; a refusal then reads what it needs to
-      // say why. Not `count(*)` over a `LIMIT`ed subquery: that co-routine costs several times more a run.
-      holdPet: db.prepare<[number, number, number], MovedPet>(
-        `UPDATE pets SET status = 'pending', version = version + 1 WHERE id = ? AND status = 'available'
-           AND NOT EXISTS (SELECT 1 FROM orders WHERE account_id = ? AND status IN ('placed', 'approved') LIMIT 1 OFFSET ? - 1)
-         RETURNING ${MOVED_PET}, 'available' AS previousStatus`,
-      ),
+      // The pets' hold (openOrderHold, within.ts): a pet with an open order keeps its status and its row.
+      openOrderOf: db
+        .prepare<[number], number>(`SELECT 1 FROM orders WHERE pet_id = ? AND ${openOrderSql()} LIMIT 1`)
+        .pluck(true),
       // The new order as `get` reads it, in the same statement (the account's name by a subquery).
       insert: db.prepare<[number, number, number, number], OrderRecord>(
         `INSERT INTO orders (account_id, pet_id, status, created_at, updated_at) VALUES (?, ?, 'placed', ?, ?)
@@ -110,25 +106,25 @@ export class SqliteOrderRepository implements OrderRepository {
       move: db.prepare<[string, number, number, string]>(
         'UPDATE orders SET status = ?, version = version + 1, updated_at = ? WHERE id = ? AND status = ?',
       ),
-      movePet: db.prepare<[string, number, string | null], MovedPet>(
-        `UPDATE pets SET status = ?, version = version + 1 WHERE id = ? RETURNING ${MOVED_PET}, ? AS previousStatus`,
-      ),
-      inventory: db.prepare<[], { status: string; n: number }>(
-        'SELECT status, count(*) AS n FROM pets GROUP BY status',
-      ),
     };
+  }
+
+  /** Public for openOrderHold (within.ts): of `petIds`, those with an open order, inside a pets write. */
+  openOrderPets(petIds: readonly number[]): Set<number> {
+    return new Set(petIds.filter((id) => this.stmt.openOrderOf.get(id) !== undefined));
   }
 
   /** Public for ordersWithin (within.ts): another module's write places an order in its transaction. */
   placeInTransaction(input: Place): PlaceOrderOutcome {
-    // An order that goes through costs the conditional update alone. A refusal is then explained in the
-    // order the API gives them: unknown pet, then the account's limit, then the pet's status.
-    const pet = this.stmt.holdPet.get(input.petId, input.accountId, input.maxOpen);
+    // An order that goes through costs the limit's probe and the pet's conditional move. A refusal is then
+    // explained in the order the API gives them: unknown pet, then the account's limit, then the pet's status.
+    const atLimit = this.stmt.atLimit.get(input.accountId, input.maxOpen) !== undefined;
+    const pet = atLimit
+      ? undefined
+      : petsWithin.sqliteMove(this.database, input.petId, 'pending', 'available');
     if (!pet) {
-      if (this.stmt.petStatus.get(input.petId) === undefined) return { kind: 'unknown_pet' };
-      if (this.stmt.openCount.get(input.accountId, input.maxOpen)! >= input.maxOpen) {
-        return { kind: 'open_order_limit', limit: input.maxOpen };
-      }
+      if (petsWithin.sqliteStatus(this.database, input.petId) === undefined) return { kind: 'unknown_pet' };
+      if (atLimit) return { kind: 'open_order_limit', limit: input.maxOpen };
       return { kind: 'pet_not_available' };
     }
     const order = this.stmt.insert.get(input.accountId, input.petId, input.now, input.now)!;
@@ -149,12 +145,7 @@ export class SqliteOrderRepository implements OrderRepository {
     const move = TRANSITIONS[input.action];
     if (!move.from.includes(order.status)) return { kind: 'invalid_transition', status: order.status };
     this.stmt.move.run(move.to, input.now, order.id, order.status);
-    let pet: MovedPet | undefined;
-    if (move.pet) {
-      // The write lock is held: the status read here is the one the update replaces.
-      const previous = this.stmt.petStatus.get(order.petId);
-      pet = this.stmt.movePet.get(move.pet, order.petId, previous ?? null);
-    }
+    const pet = move.pet ? petsWithin.sqliteMove(this.database, order.petId, move.pet) : undefined;
     const after = this.stmt.get.get(order.id)!;
     this.events.appendAll(orderEvents(order, after, pet, input.now));
     // Other modules' rows that follow the move (applications), in this transaction: see within.ts.
@@ -241,13 +232,7 @@ export class SqliteOrderRepository implements OrderRepository {
     return stmt;
   }
 
-  inventory(): Promise<Inventory> {
-    return runAsPromise(() => {
-      const counts: Inventory = { available: 0, pending: 0, sold: 0 };
-      for (const { status, n } of this.stmt.inventory.all()) {
-        if (status in counts) counts[status as keyof Inventory] = n;
-      }
-      return counts;
-    });
+  async inventory(): Promise<Inventory> {
+    return inventoryOf(await petsWithin.sqliteCountByStatus(this.database));
   }
 }

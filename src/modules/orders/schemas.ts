@@ -6,11 +6,9 @@ import { Type, type Static } from 'typebox';
 import { IdempotencyHeaders } from '../../http/idempotency/index.js';
 import { pageQuery } from '../../http/paging.js';
 import { issuedId, MAX_ID, pathId, ref, timestamp } from '../../http/schemas.js';
+import { ORDER_STATUSES, type OrderStatus } from './statuses.js';
 
-export const ORDER_STATUSES = ['placed', 'approved', 'delivered', 'cancelled'] as const;
-export type OrderStatus = (typeof ORDER_STATUSES)[number];
-/** Statuses that hold the pet (and count against MAX_OPEN_ORDERS). */
-export const OPEN_ORDER_STATUSES: readonly OrderStatus[] = ['placed', 'approved'];
+export { ORDER_STATUSES, type OrderStatus } from './statuses.js';
 
 export const OrderStatusSchema = Type.Unsafe<OrderStatus>({
   type: 'string',

@@ -36,7 +36,15 @@ declare module '../module.js' {
 
 // Its interface: what other modules, the app and the CLI use of it (they import no other file of it). The
 // applications module uses pet statuses and row locks inside its transaction, and the listeners of a pet's
-// removal.
+// removal; the orders module moves pets inside its transaction and holds the pets of its open orders.
 export { PET_STATUSES, Pet, type PetStatus } from './schemas.js';
 export { petError } from './errors.js';
-export { petRemovals, petsWithin, type PetRemoval } from './within.js';
+export {
+  petHolds,
+  petRemovals,
+  petsWithin,
+  type MovedPetRow,
+  type PetHold,
+  type PetRemoval,
+  type PetRow,
+} from './within.js';

@@ -3,11 +3,11 @@ import { StorageUnavailableError } from '../../db/database.js';
 import { isUnavailable } from '../../db/postgres-errors.js';
 import type { PostgresDatabase } from '../../db/postgres.js';
 import { settleAsync, TurnBatch, type Settled } from '../../db/turn-batch.js';
-import { sharedThenAlone } from '../../db/turn-writes.js';
+import { sharedThenAlone } from '../../db/turn-writes.postgres.js';
 import { settleIdempotent, type Idempotent, type IdempotencyInput } from '../../db/idempotency/records.js';
 import { idempotencyRepository } from '../../db/idempotency/repository.js';
 import type { PostgresIdempotency } from '../../db/idempotency/repository.postgres.js';
-import { buildEvent, eventRepository, previousValues, type PostgresEventAppender } from '../events/index.js';
+import { eventRepository, type PostgresEventAppender } from '../events/index.js';
 import type {
   CreatePetResult,
   DeletePetResult,
@@ -21,16 +21,25 @@ import type {
   VersionTest,
 } from './repository.js';
 import type { Pet } from './schemas.js';
-import { petRemovals } from './within.js';
+import {
+  createdEvent,
+  decideDelete,
+  decideUpdate,
+  deleteReads,
+  updateReads,
+  type Found,
+  type Reads,
+} from './decisions.js';
+import { petHolds, petRemovals } from './registries.js';
 import {
   deleteTogether,
   updateTogether,
   versioned,
+  type BatchSteps,
   type Change,
   type Removal,
-  type SharedWriteSteps,
   type VersionedRow,
-} from './shared-writes.postgres.js';
+} from './batched-writes.postgres.js';
 import { currentTraceparent } from '../../telemetry/context.js';
 import { seedPets } from './seed.postgres.js';
 import { SQL } from './sql.postgres.js';
@@ -121,25 +130,25 @@ export class PostgresPetRepository implements PetRepository {
     );
   }
 
-  /** The pet locked for this transaction, or why the write cannot go on. */
-  private async lockForWrite(
-    client: PoolClient,
-    id: number,
-    precondition: VersionTest | undefined,
-  ): Promise<
-    { row: VersionedRow } | { kind: 'not_found' } | { kind: 'precondition_failed'; version: number }
-  > {
+  /** The pet locked for this transaction (undefined: there is none). */
+  private async lockForWrite(client: PoolClient, id: number): Promise<VersionedPet | undefined> {
     const { rows } = await client.query<VersionedRow>({ name: 'pets_lock', text: SQL.lockPet, values: [id] });
-    const row = rows[0];
-    if (!row) return { kind: 'not_found' };
-    const version = Number(row.version);
-    if (precondition && !precondition(version)) return { kind: 'precondition_failed', version };
-    return { row };
+    return rows[0] && versioned(rows[0]);
   }
 
-  private async hasOpenOrder(client: PoolClient, id: number): Promise<boolean> {
-    const { rowCount } = await client.query({ name: 'pets_open_order', text: SQL.openOrder, values: [id] });
-    return (rowCount ?? 0) > 0;
+  /** What a decision asked to have read besides the pet. */
+  private async read(client: PoolClient, id: number, reads: Reads): Promise<Found> {
+    const found: Found = {};
+    if (reads.category !== undefined) {
+      const { rowCount } = await client.query({
+        name: 'pets_category_exists',
+        text: SQL.categoryExists,
+        values: [reads.category],
+      });
+      found.categoryExists = (rowCount ?? 0) > 0;
+    }
+    if (reads.hold) found.held = (await petHolds.postgresHeld(this.db, client, [id])).has(id);
+    return found;
   }
 
   update(
@@ -155,20 +164,20 @@ export class PostgresPetRepository implements PetRepository {
 
   /**
    * The changes of one turn in one transaction, sharing its statements: one lock of all their pets (in id
-   * order), one category check, one open-order check, one update, one append of their events, one commit.
-   * Each is answered only after that commit, with its own outcome (a refusal is its own: 404, 412, 409, an
-   * unknown category). A pet changed twice in one turn has its first change in the batch and the others
-   * after it, one by one, in order. As for creations: when the batch fails and rolls back, the change that
-   * failed (the test seam, known by position) gets its error and the others run again one by one, so one
-   * failing change never takes the others down; an unreachable database fails them all, as it would have
-   * failed each alone.
+   * order), one category check, one ask of the holds (open orders), one update, one append of their events,
+   * one commit, each decided as a change alone is (decisions.ts). Each is answered only after that commit,
+   * with its own outcome (a refusal is its own: 404, 412, 409, an unknown category). A pet changed twice in
+   * one turn has its first change in the batch and the others after it, one by one, in order. As for
+   * creations: when the batch fails and rolls back, the change that failed (the test seam, known by
+   * position) gets its error and the others run again one by one, so one failing change never takes the
+   * others down; an unreachable database fails them all, as it would have failed each alone.
    */
   private updateAll(inputs: Change[]): Promise<Settled<UpdatePetResult>[]> {
     return sharedThenAlone(
       this.db,
       inputs,
       (c) => this.updateOne(c.id, c.change, c.precondition, undefined, c.now),
-      (client, changes, failed) => updateTogether(client, changes, failed, this.sharedSteps()),
+      (client, changes, failed) => updateTogether(client, changes, failed, this.batchSteps()),
       (c) => c.id,
     );
   }
@@ -179,12 +188,12 @@ export class PostgresPetRepository implements PetRepository {
       this.db,
       inputs,
       (r) => this.deleteOne(r.id, r.precondition, undefined, r.now),
-      (client, removals, failed) => deleteTogether(client, removals, failed, this.sharedSteps()),
+      (client, removals, failed) => deleteTogether(client, removals, failed, this.batchSteps()),
       (r) => r.id,
     );
   }
 
-  private sharedSteps(): SharedWriteSteps {
+  private batchSteps(): BatchSteps {
     return { db: this.db, events: this.events, afterWrite: this.hooks.afterWrite };
   }
 
@@ -198,40 +207,25 @@ export class PostgresPetRepository implements PetRepository {
     const outcome = await this.writeTransaction(
       idempotency,
       async (client): Promise<UpdatePetResult> => {
-        const locked = await this.lockForWrite(client, id, precondition);
-        if (!('row' in locked)) return locked;
-        const { row } = locked;
-        if (change.categoryId !== undefined) {
-          const found = await client.query({
-            name: 'pets_category_exists',
-            text: SQL.categoryExists,
-            values: [change.categoryId],
-          });
-          if (found.rowCount === 0) return { kind: 'unknown_category' };
-        }
-        if (
-          change.status !== undefined &&
-          change.status !== row.status &&
-          (await this.hasOpenOrder(client, id))
-        ) {
-          return { kind: 'open_order' };
-        }
-        const { rows } = await client.query<VersionedRow>({
+        const current = await this.lockForWrite(client, id);
+        const request = { change, precondition, now };
+        const decision = decideUpdate(
+          current,
+          request,
+          await this.read(client, id, updateReads(current, request)),
+        );
+        if (decision.kind !== 'update') return decision;
+        const { pet, version } = decision.after;
+        const { rowCount } = await client.query({
           name: 'pets_update',
           text: SQL.updatePet,
-          values: [change.name ?? null, change.categoryId ?? null, change.status ?? null, id, row.version],
+          values: [pet.name, pet.categoryId, pet.status, version, id, decision.version],
         });
-        const updated = rows[0];
         // Unreachable while the row is locked; kept so a lost race can never be reported as success.
-        if (!updated) return { kind: 'precondition_failed', version: Number(row.version) };
-        const after = versioned(updated);
-        const previous = previousValues(versioned(row).pet, after.pet);
-        await this.events.append(
-          client,
-          buildEvent('pet.updated', { object: after.pet, previous, version: after.version }, now),
-        );
+        if (rowCount !== 1) return { kind: 'precondition_failed', version: decision.version };
+        await this.events.append(client, decision.event);
         await this.hooks.afterWrite?.(client);
-        return { kind: 'updated', ...after };
+        return { kind: 'updated', pet, version };
       },
       (result) =>
         result.kind === 'updated'
@@ -263,19 +257,22 @@ export class PostgresPetRepository implements PetRepository {
     const outcome = await this.writeTransaction(
       idempotency,
       async (client): Promise<DeletePetResult> => {
-        const locked = await this.lockForWrite(client, id, precondition);
-        if (!('row' in locked)) return locked;
-        if (await this.hasOpenOrder(client, id)) return { kind: 'open_order' };
+        const current = await this.lockForWrite(client, id);
+        const request = { precondition, now };
+        const decision = decideDelete(
+          current,
+          request,
+          await this.read(client, id, deleteReads(current, request)),
+        );
+        if (decision.kind !== 'delete') return decision;
         const deleted = await client.query({
           name: 'pets_delete',
           text: SQL.deletePet,
-          values: [id, locked.row.version],
+          values: [id, decision.version],
         });
-        if (deleted.rowCount !== 1)
-          return { kind: 'precondition_failed', version: Number(locked.row.version) };
-        const { pet, version } = versioned(locked.row);
-        await this.events.append(client, buildEvent('pet.deleted', { object: pet, version }, now));
-        // Other modules' rows that depended on the pet (applications), in this transaction: see within.ts.
+        if (deleted.rowCount !== 1) return { kind: 'precondition_failed', version: decision.version };
+        await this.events.append(client, decision.event);
+        // Other modules' rows that depended on the pet (applications), in this transaction: see registries.ts.
         await petRemovals.runPostgres(this.db, client, [{ petId: id, now }]);
         await this.hooks.afterWrite?.(client);
         return { kind: 'deleted' };
@@ -329,7 +326,7 @@ export class PostgresPetRepository implements PetRepository {
         for (const [i, pet] of created.entries()) {
           if (pet) {
             const { now, traceparent } = inputs[i]!;
-            events.push(buildEvent('pet.created', { object: pet, version: 1 }, now, null, traceparent));
+            events.push(createdEvent(pet, now, traceparent));
           }
         }
         await this.events.appendAll(client, events);
@@ -370,7 +367,7 @@ export class PostgresPetRepository implements PetRepository {
           const inserted = await client.query<Pet>({ name: 'pets_insert', text: SQL.insertPet, values });
           const created = inserted.rows[0];
           if (!created) return { kind: 'unknown_category' };
-          await this.events.append(client, buildEvent('pet.created', { object: created, version: 1 }, now));
+          await this.events.append(client, createdEvent(created, now));
           await this.hooks.afterInsert?.(client);
           return { kind: 'created', pet: created };
         },

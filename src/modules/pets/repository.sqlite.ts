@@ -3,7 +3,7 @@ import { runAsPromise, type SqliteDatabase } from '../../db/sqlite.js';
 import { settleIdempotent, type IdempotencyInput } from '../../db/idempotency/records.js';
 import { idempotencyRepository } from '../../db/idempotency/repository.js';
 import type { SqliteIdempotency } from '../../db/idempotency/repository.sqlite.js';
-import { buildEvent, eventRepository, previousValues, type SqliteEventAppender } from '../events/index.js';
+import { eventRepository, type SqliteEventAppender } from '../events/index.js';
 import type {
   CreatePetResult,
   DeletePetResult,
@@ -16,9 +16,18 @@ import type {
   VersionedPet,
   VersionTest,
 } from './repository.js';
+import {
+  createdEvent,
+  decideDelete,
+  decideUpdate,
+  deleteReads,
+  updateReads,
+  type Found,
+  type Reads,
+} from './decisions.js';
 import { demoPet } from './demo.js';
 import type { Pet, PetStatus } from './schemas.js';
-import { petRemovals } from './within.js';
+import { petHolds, petRemovals } from './registries.js';
 
 type PetRawRow = [id: number, name: string, categoryId: number, status: PetStatus];
 type VersionedRawRow = [...PetRawRow, version: number];
@@ -81,17 +90,22 @@ export class SqlitePetRepository implements PetRepository {
       getPet: db
         .prepare<[number], VersionedRawRow>(`SELECT ${PET_COLUMNS}, version FROM pets WHERE id = ?`)
         .raw(true),
-      // COALESCE keeps the fields the patch leaves out; the version in WHERE makes the write conditional.
-      updatePet: db
-        .prepare<[string | null, number | null, string | null, number, number], VersionedRawRow>(
-          `UPDATE pets SET name = COALESCE(?, name), category_id = COALESCE(?, category_id),
-             status = COALESCE(?, status), version = version + 1
-           WHERE id = ? AND version = ? RETURNING ${PET_COLUMNS}, version`,
-        )
-        .raw(true),
+      // The row as decided (decisions.ts); the version in WHERE makes the write conditional.
+      updatePet: db.prepare<[string, number, string, number, number, number]>(
+        'UPDATE pets SET name = ?, category_id = ?, status = ?, version = ? WHERE id = ? AND version = ?',
+      ),
       deletePet: db.prepare<[number, number]>('DELETE FROM pets WHERE id = ? AND version = ?'),
-      openOrder: db.prepare<[number], { one: number }>(
-        "SELECT 1 AS one FROM orders WHERE pet_id = ? AND status IN ('placed', 'approved') LIMIT 1",
+      // Another module's move of a pet (orders, through petsWithin): conditional on its status when `from`.
+      movePet: db.prepare<[string, number], Pet & { version: number }>(
+        `UPDATE pets SET status = ?, version = version + 1 WHERE id = ? RETURNING ${PET_COLUMNS}, version`,
+      ),
+      movePetFrom: db.prepare<[string, number, string], Pet & { version: number }>(
+        `UPDATE pets SET status = ?, version = version + 1 WHERE id = ? AND status = ?
+         RETURNING ${PET_COLUMNS}, version`,
+      ),
+      status: db.prepare<[number], PetStatus>('SELECT status FROM pets WHERE id = ?').pluck(true),
+      countByStatus: db.prepare<[], { status: PetStatus; n: number }>(
+        'SELECT status, count(*) AS n FROM pets GROUP BY status',
       ),
       insertPet: db.prepare<[string, number, string, number], Pet>(
         `INSERT INTO pets (name, category_id, status, created_at) VALUES (?, ?, ?, ?) RETURNING ${PET_COLUMNS}`,
@@ -142,10 +156,51 @@ export class SqlitePetRepository implements PetRepository {
   }
 
   get(id: number): Promise<VersionedPet | undefined> {
-    return runAsPromise(() => {
-      const row = this.stmt.getPet.get(id);
-      return row && { pet: petFromRaw(row as unknown as PetRawRow), version: row[4] };
-    });
+    return runAsPromise(() => this.current(id));
+  }
+
+  /** For petsWithin (within.ts): the pet's status inside another module's write; undefined: no such pet. */
+  statusWithin(id: number): PetStatus | undefined {
+    return this.stmt.status.get(id);
+  }
+
+  /**
+   * For petsWithin: another module's write moves the pet to `to` (version + 1), only from `from` when given;
+   * the pet as moved with the status it had, or undefined when it is gone (or not in `from`).
+   */
+  moveWithin(
+    id: number,
+    to: PetStatus,
+    from?: PetStatus,
+  ): (Pet & { version: number; previousStatus: PetStatus }) | undefined {
+    if (from !== undefined) {
+      const moved = this.stmt.movePetFrom.get(to, id, from);
+      return moved && { ...moved, previousStatus: from };
+    }
+    // The write lock is held: the status read here is the one the update replaces.
+    const previousStatus = this.stmt.status.get(id);
+    const moved = previousStatus === undefined ? undefined : this.stmt.movePet.get(to, id);
+    return moved && { ...moved, previousStatus: previousStatus! };
+  }
+
+  /** For petsWithin: how many pets are in each status present. */
+  countByStatus(): Promise<Map<PetStatus, number>> {
+    return runAsPromise(() => new Map(this.stmt.countByStatus.all().map(({ status, n }) => [status, n])));
+  }
+
+  /** The pet as a write reads it (under the write lock). */
+  private current(id: number): VersionedPet | undefined {
+    const row = this.stmt.getPet.get(id);
+    return row && { pet: petFromRaw(row as unknown as PetRawRow), version: row[4] };
+  }
+
+  /** What a decision asked to have read besides the pet. */
+  private read(id: number, reads: Reads): Found {
+    return {
+      categoryExists:
+        reads.category === undefined ? undefined : !!this.stmt.categoryExists.get(reads.category),
+      held: reads.hold ? petHolds.sqliteHeld(this.database, [id]).has(id) : undefined,
+    };
   }
 
   update(
@@ -161,30 +216,24 @@ export class SqlitePetRepository implements PetRepository {
       const outcome = this.idempotency.run(
         idempotency,
         (): UpdatePetResult => {
-          const row = this.stmt.getPet.get(id);
-          if (!row) return { kind: 'not_found' };
-          const version = row[4];
-          if (precondition && !precondition(version)) return { kind: 'precondition_failed', version };
-          if (change.categoryId !== undefined && !this.stmt.categoryExists.get(change.categoryId)) {
-            return { kind: 'unknown_category' };
-          }
-          if (change.status !== undefined && change.status !== row[3] && this.stmt.openOrder.get(id)) {
-            return { kind: 'open_order' };
-          }
-          const updated = this.stmt.updatePet.get(
-            change.name ?? null,
-            change.categoryId ?? null,
-            change.status ?? null,
-            id,
+          const current = this.current(id);
+          const request = { change, precondition, now };
+          const decision = decideUpdate(current, request, this.read(id, updateReads(current, request)));
+          if (decision.kind !== 'update') return decision;
+          const { pet, version } = decision.after;
+          const { changes } = this.stmt.updatePet.run(
+            pet.name,
+            pet.categoryId,
+            pet.status,
             version,
+            id,
+            decision.version,
           );
           // Unreachable under the write lock; kept so a lost race can never be reported as success.
-          if (!updated) return { kind: 'precondition_failed', version };
-          const pet = petFromRaw(updated as unknown as PetRawRow);
-          const previous = previousValues(petFromRaw(row as unknown as PetRawRow), pet);
-          this.events.append(buildEvent('pet.updated', { object: pet, previous, version: updated[4] }, now));
+          if (changes !== 1) return { kind: 'precondition_failed', version: decision.version };
+          this.events.append(decision.event);
           this.hooks.afterWrite?.(this.db);
-          return { kind: 'updated', pet, version: updated[4] };
+          return { kind: 'updated', pet, version };
         },
         (result) =>
           result.kind === 'updated'
@@ -208,17 +257,15 @@ export class SqlitePetRepository implements PetRepository {
       const outcome = this.idempotency.run(
         idempotency,
         (): DeletePetResult => {
-          const row = this.stmt.getPet.get(id);
-          if (!row) return { kind: 'not_found' };
-          const version = row[4];
-          if (precondition && !precondition(version)) return { kind: 'precondition_failed', version };
-          if (this.stmt.openOrder.get(id)) return { kind: 'open_order' };
-          if (this.stmt.deletePet.run(id, version).changes !== 1) {
-            return { kind: 'precondition_failed', version };
+          const current = this.current(id);
+          const request = { precondition, now };
+          const decision = decideDelete(current, request, this.read(id, deleteReads(current, request)));
+          if (decision.kind !== 'delete') return decision;
+          if (this.stmt.deletePet.run(id, decision.version).changes !== 1) {
+            return { kind: 'precondition_failed', version: decision.version };
           }
-          const pet = petFromRaw(row as unknown as PetRawRow);
-          this.events.append(buildEvent('pet.deleted', { object: pet, version }, now));
-          // Other modules' rows that depended on the pet (applications), in this transaction: see within.ts.
+          this.events.append(decision.event);
+          // Other modules' rows that depended on the pet (applications), in this transaction: see registries.ts.
           petRemovals.runSqlite(this.database, [{ petId: id, now }]);
           this.hooks.afterWrite?.(this.db);
           return { kind: 'deleted' };
@@ -240,7 +287,7 @@ export class SqlitePetRepository implements PetRepository {
         if (!this.stmt.categoryExists.get(pet.categoryId)) return { kind: 'unknown_category' };
         const created = this.stmt.insertPet.get(pet.name, pet.categoryId, pet.status, now)!;
         // In the creation's own savepoint: a creation of the batch that fails takes its event with it.
-        this.events.append(buildEvent('pet.created', { object: created, version: 1 }, now));
+        this.events.append(createdEvent(created, now));
         this.hooks.afterInsert?.(this.db);
         return { kind: 'created', pet: created };
       },

@@ -75,9 +75,11 @@ export interface RecordedUpdate {
  *   `idempotency_in_progress` (or waits and replays).
  * - `update` and `delete` check, in one transaction with the write: the pet exists (`not_found`), the
  *   precondition holds for its current version (`precondition_failed` with that version), the category
- *   exists (`unknown_category`), and neither a status change nor a deletion happens while the pet has an
- *   open order (placed or approved: `open_order`). The write itself is conditional on the version read
- *   (`… WHERE id = ? AND version = ?`). An update increments the version. Idempotency as for `create`.
+ *   exists (`unknown_category`), and neither a status change nor a deletion happens while the pet is held
+ *   (`open_order`: a hold registered on petHolds says so; the orders module holds the pets of its open
+ *   orders), in that order, as decisions.ts decides for every backend. The write itself is conditional on
+ *   the version read (`… WHERE id = ? AND version = ?`). An update increments the version. Idempotency as
+ *   for `create`.
  * - Every change appends its event (pet.created, pet.updated with the changed fields' old values,
  *   pet.deleted with the pet as it was) in the same transaction, stamped `now` (the caller's clock; the
  *   system clock when omitted); a refused or failed write appends none, a replay none either.

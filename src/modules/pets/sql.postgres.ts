@@ -1,5 +1,5 @@
 /** The pets' hot-path statements on PostgreSQL. */
-import { PET_COLUMNS } from './shared-writes.postgres.js';
+import { PET_COLUMNS } from './batched-writes.postgres.js';
 
 /**
  * Hot-path statements, prepared once per connection under a fixed name (pg keeps the name → text map per
@@ -24,14 +24,12 @@ export const SQL = {
     ORDER BY q.i, p.id`,
   getPet: `SELECT ${PET_COLUMNS}, version FROM pets WHERE id = $1`,
   // The row lock serialises writers of one pet (PATCH, DELETE, order transitions) for the transaction, so
-  // the version, the open-order check and the write below see one state.
+  // the version, the holds (petHolds: an open order) and the write below see one state.
   lockPet: `SELECT ${PET_COLUMNS}, version FROM pets WHERE id = $1 FOR UPDATE`,
   categoryExists: 'SELECT 1 FROM categories WHERE id = $1',
-  openOrder: "SELECT 1 FROM orders WHERE pet_id = $1 AND status IN ('placed', 'approved') LIMIT 1",
-  // COALESCE keeps the fields the patch leaves out; the version in WHERE makes the write conditional.
-  updatePet: `UPDATE pets SET name = COALESCE($1, name), category_id = COALESCE($2, category_id),
-      status = COALESCE($3, status), version = version + 1
-    WHERE id = $4 AND version = $5 RETURNING ${PET_COLUMNS}, version`,
+  // The row as decided (decisions.ts); the version in WHERE makes the write conditional.
+  updatePet:
+    'UPDATE pets SET name = $1, category_id = $2, status = $3, version = $4 WHERE id = $5 AND version = $6',
   deletePet: 'DELETE FROM pets WHERE id = $1 AND version = $2',
   // Conditional insert instead of relying on the FK: an unknown category is a routine client mistake and
   // should not abort a transaction or fill the server log with errors.
