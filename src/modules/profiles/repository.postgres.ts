@@ -73,6 +73,7 @@ export class PostgresProfileRepository implements ProfileRepository {
       const rows = chunk.map(
         (_, r) => `(${Array.from({ length: width }, (_, c) => `$${r * width + c + 1}`).join(', ')})`,
       );
+      // A profile already there stays (see ProfileRepository.seed).
       await this.db.execute({
         text: `INSERT INTO pet_profiles (pet_id, doc, version, updated_at, ${searchColumns().join(', ')})
                VALUES ${rows.join(', ')} ON CONFLICT (pet_id) DO NOTHING`,
