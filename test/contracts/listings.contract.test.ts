@@ -178,7 +178,10 @@ contractSuite('listings', (target) => {
         }
       }
       // After the first Bella by name: the second, then the rest; after a pet id alone, newest and oldest.
-      assert.deepEqual(await found({ sort: 'name', after: { id: ids[1]!, name: 'Bella' } }), at(7, 8, 4, 3, 2, 5));
+      assert.deepEqual(
+        await found({ sort: 'name', after: { id: ids[1]!, name: 'Bella' } }),
+        at(7, 8, 4, 3, 2, 5),
+      );
       assert.deepEqual(await found({ after: { id: ids[5]! } }), at(4, 3, 2, 1));
       assert.deepEqual(await found({ sort: 'oldest', after: { id: ids[5]! } }), at(6, 7, 8));
       assert.deepEqual(await found({ status: ['available'], after: { id: ids[5]! } }), at(4, 2, 1));
@@ -189,7 +192,15 @@ contractSuite('listings', (target) => {
       const [bella, , , , zoe] = rows;
       assert.deepEqual(
         { ...bella!, doc: JSON.parse(bella!.doc!) as unknown },
-        { id: ids[1], name: 'Bella', categoryId: 1, status: 'available', doc: PETS[0]!.doc, updatedAt: T0, distance: null },
+        {
+          id: ids[1],
+          name: 'Bella',
+          categoryId: 1,
+          status: 'available',
+          doc: PETS[0]!.doc,
+          updatedAt: T0,
+          distance: null,
+        },
       );
       assert.deepEqual(zoe, {
         id: ids[5],
@@ -242,7 +253,8 @@ contractSuite('listings', (target) => {
     });
 
     test('words: every one in the name, breed or description, ignoring case and accents', async () => {
-      const words = async (q: string, extra: Partial<ListingQuery> = {}) => found({ words: wordsOf(q), ...extra });
+      const words = async (q: string, extra: Partial<ListingQuery> = {}) =>
+        found({ words: wordsOf(q), ...extra });
       assert.deepEqual(await words('CAFE'), at(4), 'é in the description');
       assert.deepEqual(await words('zoe'), at(5), 'ë in the name');
       assert.deepEqual(await words('labrador calm'), at(1));

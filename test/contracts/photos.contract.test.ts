@@ -106,15 +106,9 @@ contractSuite('photos', (target) => {
       const results = await Promise.all(
         Array.from({ length: 5 }, () => photos().add(newPhoto(petId, { max: 3 }))),
       );
-      assert.deepEqual(
-        results.map((r) => r.kind).sort(),
-        ['added', 'added', 'added', 'limit', 'limit'],
-      );
+      assert.deepEqual(results.map((r) => r.kind).sort(), ['added', 'added', 'added', 'limit', 'limit']);
       const positions = results.flatMap((r) => (r.kind === 'added' ? [r.photo.position] : []));
-      assert.deepEqual(
-        positions.sort(),
-        [0, 1, 2],
-      );
+      assert.deepEqual(positions.sort(), [0, 1, 2]);
       assert.equal((await order(petId)).length, 3);
     });
 
@@ -126,10 +120,7 @@ contractSuite('photos', (target) => {
         const results = await Promise.all(
           [pair.a, pair.b, pair.a, pair.b].map((db) => photos(db).add(newPhoto(petId, { max: 2 }))),
         );
-        assert.deepEqual(
-          results.map((r) => r.kind).sort(),
-          ['added', 'added', 'limit', 'limit'],
-        );
+        assert.deepEqual(results.map((r) => r.kind).sort(), ['added', 'added', 'limit', 'limit']);
         assert.equal((await order(petId, pair.b)).length, 2);
       } finally {
         await pair.close();

@@ -113,7 +113,10 @@ contractSuite('profiles', (target) => {
         events[0]!.data.previous,
         Object.fromEntries(Object.keys(DOG).map((field) => [field, null])),
       );
-      assert.deepEqual(events[1]!.data.object.profile, { ...SMALLER, updatedAt: new Date(T0 + 2).toISOString() });
+      assert.deepEqual(events[1]!.data.object.profile, {
+        ...SMALLER,
+        updatedAt: new Date(T0 + 2).toISOString(),
+      });
       // Every field of DOG changed (replaced or removed): each with its value before.
       assert.deepEqual(events[1]!.data.previous, DOG);
       done(await put(petId, { ...SMALLER, description: 'Added.' }, T0 + 3));
@@ -124,10 +127,7 @@ contractSuite('profiles', (target) => {
       const petId = await newPet(s);
       const docs = [DOG, SMALLER, { breed: 'Poodle' }];
       const results = (await Promise.all(docs.map((doc, i) => put(petId, doc, T0 + i)))).map(done);
-      assert.deepEqual(
-        results.map((r) => r.version).sort(),
-        [1, 2, 3],
-      );
+      assert.deepEqual(results.map((r) => r.version).sort(), [1, 2, 3]);
       const last = results.find((r) => r.version === 3)!;
       assert.deepEqual(await profiles().get(petId), last);
       assert.deepEqual(
@@ -155,7 +155,9 @@ contractSuite('profiles', (target) => {
       const stale = await profiles().write({ petId, change: () => DOG, ifMatch: askedFor(1), now: T0 });
       assert.deepEqual(stale, { kind: 'precondition_failed', version: 0 });
       assert.deepEqual(await profiles().get(petId), { doc: {}, version: 0, updatedAt: null });
-      const first = done(await profiles().write({ petId, change: () => DOG, ifMatch: (v) => v === 0, now: T0 }));
+      const first = done(
+        await profiles().write({ petId, change: () => DOG, ifMatch: (v) => v === 0, now: T0 }),
+      );
       assert.deepEqual(
         await profiles().write({ petId, change: () => SMALLER, ifMatch: askedFor(0), now: T0 }),
         { kind: 'precondition_failed', version: 1 },
@@ -194,7 +196,10 @@ contractSuite('profiles', (target) => {
       );
       try {
         // In one turn: on SQLite one batch, whose other write still commits.
-        const [faulted, fine] = await Promise.allSettled([put(petId, SMALLER, T0 + 1), put(other, SMALLER, T0 + 1)]);
+        const [faulted, fine] = await Promise.allSettled([
+          put(petId, SMALLER, T0 + 1),
+          put(other, SMALLER, T0 + 1),
+        ]);
         assert.equal(faulted.status, 'rejected');
         assert.equal((faulted as PromiseRejectedResult).reason, injected, 'the fault itself, no other error');
         assert.equal(fine.status, 'fulfilled');
@@ -217,12 +222,12 @@ contractSuite('profiles', (target) => {
         const at0 = (db: Database, doc: ProfileDoc) =>
           profiles(db).write({ petId, change: () => doc, ifMatch: (v) => v === 0, now: T0 });
         const results = await Promise.all([at0(pair.a, DOG), at0(pair.b, SMALLER)]);
-        assert.deepEqual(
-          results.map((r) => r.kind).sort(),
-          ['done', 'precondition_failed'],
-        );
+        assert.deepEqual(results.map((r) => r.kind).sort(), ['done', 'precondition_failed']);
         const winner = done(results.find((r) => r.kind === 'done')!);
-        assert.deepEqual(results.find((r) => r.kind !== 'done'), { kind: 'precondition_failed', version: 1 });
+        assert.deepEqual(
+          results.find((r) => r.kind !== 'done'),
+          { kind: 'precondition_failed', version: 1 },
+        );
         assert.deepEqual(await profiles(pair.b).get(petId), winner);
         assert.equal((await profileEvents(pair.a, petId)).length, 1);
       } finally {
@@ -236,7 +241,10 @@ contractSuite('profiles', (target) => {
     const key = await idempotencyInput(s, 'putPetProfile', `key-${petId}`, 'body-1', T0);
     const first = await profiles().write({ petId, change: () => DOG, now: T0 }, key);
     const record = done(first);
-    const again = await profiles().write({ petId, change: () => SMALLER, now: T0 + 1 }, { ...key, now: T0 + 1 });
+    const again = await profiles().write(
+      { petId, change: () => SMALLER, now: T0 + 1 },
+      { ...key, now: T0 + 1 },
+    );
     assert.deepEqual(again, { kind: 'replayed', status: 200, record });
     assert.deepEqual(await profiles().get(petId), record, 'not written twice');
     assert.equal((await profileEvents(s, petId)).length, 1);
@@ -258,7 +266,10 @@ contractSuite('profiles', (target) => {
         .then((rows) => rows.map((row) => row.id));
     const near = { latitude: 52.52, longitude: 13.405, radiusKm: 5 };
     done(await put(petId, DOG, T0, db));
-    assert.deepEqual(await search({ sex: ['female'], size: ['medium'], booleans: { goodWithChildren: true } }), [petId]);
+    assert.deepEqual(
+      await search({ sex: ['female'], size: ['medium'], booleans: { goodWithChildren: true } }),
+      [petId],
+    );
     assert.deepEqual(await search({ near, words: ['labrador'] }), [petId]);
     done(await put(petId, SMALLER, T0 + 1, db));
     assert.deepEqual(await search({ sex: ['female'] }), [], 'no sex any more');
@@ -306,7 +317,14 @@ contractSuite('profiles', (target) => {
     assert.equal((await profileEvents(db)).length, 1, 'the one edit');
     const bySize = await db
       .repository(listingRepository)
-      .search({ status: ['available'], booleans: {}, size: ['medium'], sort: 'oldest', limit: 10, filters: {} });
+      .search({
+        status: ['available'],
+        booleans: {},
+        size: ['medium'],
+        sort: 'oldest',
+        limit: 10,
+        filters: {},
+      });
     assert.deepEqual(
       bySize.map((row) => row.id),
       [untouched, later],

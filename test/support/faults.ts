@@ -150,7 +150,10 @@ export function failAfterWrite(
  * returns for the event, until the returned function is called; an event for which it returns undefined
  * is appended for real.
  */
-export function failEventAppend(database: Database, error: (event: NewEvent) => Error | undefined): () => void {
+export function failEventAppend(
+  database: Database,
+  error: (event: NewEvent) => Error | undefined,
+): () => void {
   const appender = database.repository(eventRepository) as unknown as {
     append: (...args: unknown[]) => unknown;
   };

@@ -46,7 +46,12 @@ export interface ListIds {
 }
 
 /** The first pages of every list, for cursors. */
-export function listUrls({ endpointId, orderedPetId, appliedPetId, applicantId }: ListIds): { name: string; url: string }[] {
+export function listUrls({
+  endpointId,
+  orderedPetId,
+  appliedPetId,
+  applicantId,
+}: ListIds): { name: string; url: string }[] {
   return [
     { name: 'pets', url: '/v1/pets?limit=1' },
     { name: 'pets by status', url: '/v1/pets?limit=1&status=available' },
@@ -103,7 +108,9 @@ export async function seedLists(
   }
   const orders: number[] = [];
   for (const petId of pets.slice(0, 3)) {
-    orders.push((JSON.parse((await ok(send, 'POST', '/v1/store/orders', { petId })).body) as { id: number }).id);
+    orders.push(
+      (JSON.parse((await ok(send, 'POST', '/v1/store/orders', { petId })).body) as { id: number }).id,
+    );
   }
   // A second order for the first pet, once the first is cancelled (the pet is available again).
   await ok(send, 'POST', `/v1/store/orders/${orders[0]}/cancel`);
