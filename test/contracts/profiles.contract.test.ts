@@ -315,16 +315,14 @@ contractSuite('profiles', (target) => {
     assert.deepEqual(await profiles(db).get(untouched), { doc: DOG, version: 1, updatedAt: T0 });
     assert.deepEqual(await profiles(db).get(later), { doc: DOG, version: 1, updatedAt: T0 + DAY });
     assert.equal((await profileEvents(db)).length, 1, 'the one edit');
-    const bySize = await db
-      .repository(listingRepository)
-      .search({
-        status: ['available'],
-        booleans: {},
-        size: ['medium'],
-        sort: 'oldest',
-        limit: 10,
-        filters: {},
-      });
+    const bySize = await db.repository(listingRepository).search({
+      status: ['available'],
+      booleans: {},
+      size: ['medium'],
+      sort: 'oldest',
+      limit: 10,
+      filters: {},
+    });
     assert.deepEqual(
       bySize.map((row) => row.id),
       [untouched, later],
