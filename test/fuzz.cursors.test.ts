@@ -2,7 +2,8 @@
  * Property-based tests of the cursors of every list (http/cursors.ts and each list's reading of them):
  * - the codec: what is issued for a query reads back as issued; any other string, any change to an issued
  *   one, and an issued one read for another query are `invalid_cursor`, in bounded time;
- * - through the API, on every backend, for every list (support/lists.ts): mutations of a real cursor (bits
+ * - through the API, on every backend, for every list (support/lists.ts, which must hold every operation of
+ *   the OpenAPI document that takes a cursor, applications included): mutations of a real cursor (bits
  *   flipped, cut short, lengthened, tags and payloads swapped between lists, extreme numbers such as 1e-300,
  *   5e-324, -0 and 1e308, old-style and huge strings) answer `400 invalid_cursor` at once, never a 5xx;
  *   and cursors signed with the service's own secret but holding out-of-range values (as if the secret had
@@ -146,12 +147,43 @@ for (const backend of await backends()) {
 
     before(async () => {
       ctx = await createTestContext(backend);
-      ({ key } = await ctx.createKey({ name: 'fuzz-cursors' }));
+      // Every list against every other's cursor, then the fuzzing: more requests than a business minute allows.
+      ({ key } = await ctx.createKey({
+        name: 'fuzz-cursors',
+        plan: 'enterprise',
+        perMinute: 100_000_000,
+        perDay: 100_000_000,
+      }));
       lists = await seedLists(send, async () => {
         await ctx.database.repository(webhookRepository).fanOut(ctx.clock.now, 100);
       });
     });
     after(() => ctx.close());
+
+    test('the lists fuzzed are every operation that takes a cursor', async () => {
+      const openapi = (await ctx.app.inject({ url: '/v1/openapi.json' })).json() as {
+        paths: Record<
+          string,
+          Record<string, { operationId: string; parameters?: { name: string; in: string }[] }>
+        >;
+      };
+      const paged = Object.entries(openapi.paths).flatMap(([path, operations]) =>
+        Object.values(operations)
+          .filter((op) => op.parameters?.some((p) => p.name === 'cursor' && p.in === 'query'))
+          .map((op) => ({ operationId: op.operationId, path })),
+      );
+      assert.ok(
+        paged.some((op) => op.operationId === 'listApplications'),
+        'the document lists cursor parameters',
+      );
+      for (const { operationId, path } of paged) {
+        const template = new RegExp(`^(/v1)?${path.replace(/\{[^}]+\}/g, '[^/]+')}$`);
+        assert.ok(
+          lists.some((list) => template.test(new URL(list.url, 'http://x').pathname)),
+          `${operationId} (${path}) takes a cursor: its list belongs in test/support/lists.ts`,
+        );
+      }
+    });
 
     test('every list hands out a cursor that pages on, and only for its own query', async () => {
       for (const list of lists) {

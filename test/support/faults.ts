@@ -9,6 +9,7 @@ import { buildApp, type AppConfig } from '../../src/app.js';
 import type { Database, RepositoryFactory } from '../../src/db/database.js';
 import { mintKey } from '../../src/modules/accounts/mint.js';
 import { accountRepository } from '../../src/modules/accounts/repository.js';
+import { eventRepository, type NewEvent } from '../../src/modules/events/index.js';
 import { orderRepository } from '../../src/modules/orders/repository.js';
 import type { PostgresOrderRepository } from '../../src/modules/orders/repository.postgres.js';
 import type { SqliteOrderRepository } from '../../src/modules/orders/repository.sqlite.js';
@@ -140,5 +141,32 @@ export function failAfterWrite(
   };
   return () => {
     delete hooks.afterWrite;
+  };
+}
+
+/**
+ * Makes the next events appended through `database`'s event appender (the one every repository of it
+ * appends with, inside its own write transaction, after its rows are written) fail with what `error`
+ * returns for the event, until the returned function is called; an event for which it returns undefined
+ * is appended for real.
+ */
+export function failEventAppend(
+  database: Database,
+  error: (event: NewEvent) => Error | undefined,
+): () => void {
+  const appender = database.repository(eventRepository) as unknown as {
+    append: (...args: unknown[]) => unknown;
+  };
+  const own = Object.hasOwn(appender, 'append');
+  const real = appender.append;
+  appender.append = (...args: unknown[]) => {
+    // SQLite's append(event), PostgreSQL's append(client, event).
+    const failure = error(args.at(-1) as NewEvent);
+    if (failure) throw failure;
+    return real.apply(appender, args);
+  };
+  return () => {
+    if (own) appender.append = real;
+    else delete (appender as { append?: unknown }).append;
   };
 }

@@ -34,8 +34,24 @@ async function ok(send: Send, method: string, url: string, body?: unknown): Prom
   return res;
 }
 
+/** What some lists are filtered by: ids of rows seedLists made. */
+export interface ListIds {
+  endpointId: number;
+  /** A pet with two orders (the first cancelled). */
+  orderedPetId: number;
+  /** A pet with two applications. */
+  appliedPetId: number;
+  /** An applicant with two applications. */
+  applicantId: string;
+}
+
 /** The first pages of every list, for cursors. */
-export function listUrls(endpointId: number): { name: string; url: string }[] {
+export function listUrls({
+  endpointId,
+  orderedPetId,
+  appliedPetId,
+  applicantId,
+}: ListIds): { name: string; url: string }[] {
   return [
     { name: 'pets', url: '/v1/pets?limit=1' },
     { name: 'pets by status', url: '/v1/pets?limit=1&status=available' },
@@ -47,12 +63,22 @@ export function listUrls(endpointId: number): { name: string; url: string }[] {
       name: 'listings near, newest',
       url: `/v1/listings?limit=1&status=${STATUSES}&near=${NEAR}&radiusKm=100`,
     },
+    { name: 'listings by words', url: `/v1/listings?limit=1&status=${STATUSES}&q=fuzz` },
     { name: 'events', url: '/v1/events?limit=1' },
     { name: 'events by type', url: '/v1/events?limit=1&type=pet.created' },
     { name: 'orders', url: '/v1/store/orders?limit=1' },
     { name: 'orders by status', url: '/v1/store/orders?limit=1&status=placed' },
+    { name: 'orders by pet', url: `/v1/store/orders?limit=1&petId=${orderedPetId}` },
     { name: 'webhook endpoints', url: '/v1/webhook-endpoints?limit=1' },
     { name: 'webhook deliveries', url: `/v1/webhook-endpoints/${endpointId}/deliveries?limit=1` },
+    { name: 'applications', url: '/v1/applications?limit=1' },
+    { name: 'applications oldest', url: '/v1/applications?limit=1&sort=oldest' },
+    { name: 'applications by status', url: '/v1/applications?limit=1&status=submitted,in_review' },
+    { name: 'applications by pet', url: `/v1/applications?limit=1&petId=${appliedPetId}` },
+    {
+      name: 'applications by applicant, oldest',
+      url: `/v1/applications?limit=1&applicantId=${applicantId}&sort=oldest`,
+    },
   ];
 }
 
@@ -62,8 +88,9 @@ export function cursorOf(res: Answer): string | undefined {
 }
 
 /**
- * Makes pets (with profiles placed around Berlin), orders, webhook endpoints and, through `fanOut` (the
- * dispatcher's first step, run by the caller), deliveries; returns every list with a real cursor.
+ * Makes pets (with profiles placed around Berlin), orders, applications, webhook endpoints and, through
+ * `fanOut` (the dispatcher's first step, run by the caller), deliveries; returns every list with a real
+ * cursor.
  */
 export async function seedLists(
   send: Send,
@@ -79,7 +106,30 @@ export async function seedLists(
     });
     pets.push(id);
   }
-  for (const petId of pets.slice(0, 3)) await ok(send, 'POST', '/v1/store/orders', { petId });
+  const orders: number[] = [];
+  for (const petId of pets.slice(0, 3)) {
+    orders.push(
+      (JSON.parse((await ok(send, 'POST', '/v1/store/orders', { petId })).body) as { id: number }).id,
+    );
+  }
+  // A second order for the first pet, once the first is cancelled (the pet is available again).
+  await ok(send, 'POST', `/v1/store/orders/${orders[0]}/cancel`);
+  await ok(send, 'POST', '/v1/store/orders', { petId: pets[0] });
+  // Applications for the pets without orders: two for one pet, two from one applicant.
+  const apply = async (petId: number, email: string) =>
+    JSON.parse(
+      (
+        await ok(send, 'POST', '/v1/applications', {
+          petId,
+          applicant: { name: 'Fuzz Applicant', email },
+          answers: { household: 'Two adults', home: 'house', 'other-pets': false },
+          consent: { dataProcessing: true },
+        })
+      ).body,
+    ) as { applicantId: string };
+  const { applicantId } = await apply(pets[3]!, 'fuzz-a@example.org');
+  await apply(pets[4]!, 'fuzz-a@example.org');
+  await apply(pets[3]!, 'fuzz-b@example.org');
   const endpoints: number[] = [];
   for (let i = 0; i < 3; i++) {
     const res = await ok(send, 'POST', '/v1/webhook-endpoints', {
@@ -92,7 +142,8 @@ export async function seedLists(
   for (const id of pets.slice(3)) await ok(send, 'PATCH', `/v1/pets/${id}`, { name: `Fuzz renamed ${id}` });
   await fanOut();
   const cases: ListCase[] = [];
-  for (const { name, url } of listUrls(endpoints[0]!)) {
+  const ids = { endpointId: endpoints[0]!, orderedPetId: pets[0]!, appliedPetId: pets[3]!, applicantId };
+  for (const { name, url } of listUrls(ids)) {
     const res = await ok(send, 'GET', url);
     const cursor = cursorOf(res);
     assert.ok(cursor, `${name}: a next page (${url})`);

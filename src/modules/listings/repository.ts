@@ -17,10 +17,11 @@ export interface ListingRow {
 }
 
 /**
- * Search over pets and their profiles, implemented once per backend; test/listings.test.ts holds both to
- * this contract through the API:
- * - `search` returns at most `limit` pets matching every filter of the query (AND across filters, OR
- *   within one), in the sort's order with the pet id breaking ties, starting after `query.after`.
+ * Search over pets and their profiles, implemented once per backend; test/contracts/listings.contract.test.ts
+ * holds both to this contract directly, test/listings.test.ts through the API:
+ * - `search` returns at most `limit` + 1 pets (the one past the page tells the caller another exists)
+ *   matching every filter of the query (AND across filters, OR within one), in the sort's order with the
+ *   pet id breaking ties, starting after `query.after`.
  *   A page costs what its `limit` rows cost, not what the pages before it did (keyset paging).
  * - With `near`: only pets whose profile has both coordinates and whose great-circle distance is at most
  *   `radiusKm` (a bounding box narrows by index, the distance decides), `distance` in km.

@@ -114,7 +114,10 @@ export interface SeedCatalogueOptions {
   onProgress?: (done: number) => void;
 }
 
-/** Profiles for the `count` newest pets and photos for some of them; returns how many photos were added. */
+/**
+ * Profiles for the `count` newest pets (one that has a profile already keeps it) and photos for some of them;
+ * returns how many photos were added.
+ */
 export async function seedCatalogue(
   database: Database,
   count: number,

@@ -36,14 +36,24 @@ export class PostgresPhotoRepository implements PhotoRepository {
     });
   }
 
-  /** Locks the pet and counts its photos; undefined for an unknown pet. */
+  /**
+   * Locks the pet and counts its photos; undefined for an unknown pet. The count is a statement of its own,
+   * after the lock: in READ COMMITTED a statement sees what was committed when it started, so a count in the
+   * locking statement missed the photo the lock's holder added (two adds at once both went to one position).
+   */
   private async lockPet(client: PoolClient, petId: number): Promise<number | undefined> {
-    const { rows } = await client.query<{ n: number }>({
-      name: 'photos_lock_pet',
-      text: `${COUNT} FOR UPDATE`,
+    const locked = await client.query({
+      name: 'photos_lock_pet_row',
+      text: 'SELECT 1 FROM pets WHERE id = $1 FOR UPDATE',
       values: [petId],
     });
-    return rows[0]?.n;
+    if (locked.rowCount === 0) return undefined;
+    const { rows } = await client.query<{ n: number }>({
+      name: 'photos_count_locked',
+      text: 'SELECT count(*)::int AS n FROM pet_photos WHERE pet_id = $1',
+      values: [petId],
+    });
+    return rows[0]!.n;
   }
 
   private async get(client: PoolClient, photoId: string, petId: number): Promise<PhotoRecord | undefined> {

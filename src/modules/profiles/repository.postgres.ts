@@ -25,7 +25,12 @@ type Row = { doc: string | null; version: string | null; updatedAt: string | nul
 const READ = `SELECT pr.doc, pr.version::text AS version, pr.updated_at::text AS "updatedAt" FROM pets p
   LEFT JOIN pet_profiles pr ON pr.pet_id = p.id WHERE p.id = $1`;
 // The pet's row is locked first: concurrent writes of one profile (and a deletion of its pet) take turns.
-const LOCK = `${READ} FOR UPDATE OF p`;
+// The profile is read by a statement of its own, after the lock: in READ COMMITTED a statement sees what was
+// committed when it started, so reading it in the locking statement missed the write the lock's holder made
+// (two writes at once both became the same version, one of them lost).
+const LOCK = 'SELECT 1 FROM pets WHERE id = $1 FOR UPDATE';
+const READ_LOCKED = `SELECT doc, version::text AS version, updated_at::text AS "updatedAt" FROM pet_profiles
+  WHERE pet_id = $1`;
 const upsertSql = (): string => {
   const COLUMNS = ['pet_id', 'doc', 'version', 'updated_at', ...searchColumns()];
   return `INSERT INTO pet_profiles (${COLUMNS.join(', ')})
@@ -73,6 +78,7 @@ export class PostgresProfileRepository implements ProfileRepository {
       const rows = chunk.map(
         (_, r) => `(${Array.from({ length: width }, (_, c) => `$${r * width + c + 1}`).join(', ')})`,
       );
+      // A profile already there stays (see ProfileRepository.seed).
       await this.db.execute({
         text: `INSERT INTO pet_profiles (pet_id, doc, version, updated_at, ${searchColumns().join(', ')})
                VALUES ${rows.join(', ')} ON CONFLICT (pet_id) DO NOTHING`,
@@ -82,9 +88,14 @@ export class PostgresProfileRepository implements ProfileRepository {
   }
 
   private async writeNow(client: PoolClient, input: ProfileWrite): Promise<ProfileWriteResult> {
-    const { rows } = await client.query<Row>({ name: 'profile_lock', text: LOCK, values: [input.petId] });
-    const current = toRecord(rows[0]);
-    if (!current) return { kind: 'not_found' };
+    const locked = await client.query({ name: 'profile_lock_pet', text: LOCK, values: [input.petId] });
+    if (locked.rowCount === 0) return { kind: 'not_found' };
+    const { rows } = await client.query<Row>({
+      name: 'profile_read_locked',
+      text: READ_LOCKED,
+      values: [input.petId],
+    });
+    const current = toRecord(rows[0] ?? { doc: null, version: null, updatedAt: null })!;
     if (input.ifMatch && !input.ifMatch(current.version)) {
       return { kind: 'precondition_failed', version: current.version };
     }

@@ -30,6 +30,7 @@ export class SqliteProfileRepository implements ProfileRepository {
   private readonly events: SqliteEventAppender;
   private readonly read: BetterSqlite3.Statement<[number], Row>;
   private readonly upsert: BetterSqlite3.Statement<unknown[]>;
+  private readonly insertFirst: BetterSqlite3.Statement<unknown[]>;
 
   constructor(private readonly database: SqliteDatabase) {
     const db = database.db;
@@ -48,6 +49,11 @@ export class SqliteProfileRepository implements ProfileRepository {
          .map((c) => `${c} = excluded.${c}`)
          .join(', ')}`,
     );
+    // The seed's: a profile already there stays (see ProfileRepository.seed).
+    this.insertFirst = db.prepare(
+      `INSERT INTO pet_profiles (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})
+       ON CONFLICT (pet_id) DO NOTHING`,
+    );
   }
 
   get(petId: number): Promise<ProfileRecord | undefined> {
@@ -63,7 +69,7 @@ export class SqliteProfileRepository implements ProfileRepository {
   async seed(profiles: { petId: number; doc: ProfileDoc }[], now: number): Promise<void> {
     const batch = this.database.db.transaction((rows: typeof profiles) => {
       for (const { petId, doc } of rows) {
-        this.upsert.run(petId, JSON.stringify(doc), 1, now, ...searchValues(doc).map(sqliteValue));
+        this.insertFirst.run(petId, JSON.stringify(doc), 1, now, ...searchValues(doc).map(sqliteValue));
       }
     });
     // Chunk by chunk, each its own transaction: the server's writes get the lock in between.

@@ -32,8 +32,8 @@ export interface ProfileWrite {
 }
 
 /**
- * A pet's profile, implemented once per backend; test/profiles.test.ts holds both to this contract
- * through the API:
+ * A pet's profile, implemented once per backend; test/contracts/profiles.contract.test.ts holds both to
+ * this contract directly, test/profiles.test.ts through the API:
  * - `get` answers undefined for an unknown pet, and version 0 with `{}` for a pet without a profile.
  * - `write` is one transaction: the pet must exist, `ifMatch` is checked on the locked row, the document
  *   replaces the stored one (version + 1, `updated_at` = now), the search columns follow it, and a
@@ -43,7 +43,12 @@ export interface ProfileWrite {
 export interface ProfileRepository {
   get(petId: number): Promise<ProfileRecord | undefined>;
   write(input: ProfileWrite, idempotency?: IdempotencyInput): Promise<ProfileWriteResult>;
-  /** Demo data (the CLI's seed, benchmarks): first profiles of many pets at once, without events. */
+  /**
+   * Demo data (the CLI's seed, benchmarks): first profiles of many pets at once (version 1, `updatedAt` =
+   * `now`), without events. A pet that already has a profile keeps it, on every backend: re-running
+   * `pet-adoption seed` must not overwrite a profile someone edited, nor reset its version to 1 without an
+   * event (a client's old ETag would then match a different document, and the feed would miss the change).
+   */
   seed(profiles: { petId: number; doc: ProfileDoc }[], now: number): Promise<void>;
 }
 
