@@ -1,6 +1,6 @@
 import type { PoolClient } from 'pg';
 import type { PostgresDatabase } from '../../db/postgres.js';
-import type { IdempotencyInput } from '../../db/idempotency/records.js';
+import { settleIdempotent, type IdempotencyInput } from '../../db/idempotency/records.js';
 import { idempotencyRepository } from '../../db/idempotency/repository.js';
 import type { PostgresIdempotency } from '../../db/idempotency/repository.postgres.js';
 import { eventRepository, type PostgresEventAppender } from '../events/index.js';
@@ -12,12 +12,10 @@ import type {
   ProfileWriteResult,
 } from './repository.js';
 import {
-  applyChange,
-  profileEvent,
+  profileWrite,
   recordOf,
   searchColumns,
   searchValues,
-  settleProfile,
 } from './decisions.js';
 
 type Row = { doc: string | null; version: string | null; updatedAt: string | null };
@@ -53,7 +51,7 @@ export class PostgresProfileRepository implements ProfileRepository {
   write(input: ProfileWrite, idempotency?: IdempotencyInput): Promise<ProfileWriteResult> {
     return this.db.transaction(async (client) => {
       if (!idempotency) return this.writeNow(client, input);
-      return settleProfile(
+      return settleIdempotent(
         await this.idempotency.run(client, idempotency, () => this.writeNow(client, input), recordOf),
       );
     });
@@ -84,13 +82,9 @@ export class PostgresProfileRepository implements ProfileRepository {
   private async writeNow(client: PoolClient, input: ProfileWrite): Promise<ProfileWriteResult> {
     const { rows } = await client.query<Row>({ name: 'profile_lock', text: LOCK, values: [input.petId] });
     const current = toRecord(rows[0]);
-    if (!current) return { kind: 'not_found' };
-    if (input.ifMatch && !input.ifMatch(current.version)) {
-      return { kind: 'precondition_failed', version: current.version };
-    }
-    const next = applyChange(input.change, current.doc);
-    if (!('doc' in next)) return next;
-    const record: ProfileRecord = { doc: next.doc, version: current.version + 1, updatedAt: input.now };
+    const write = profileWrite(current, input);
+    if (write.kind !== 'store') return write;
+    const { record, event } = write;
     await client.query({
       name: 'profile_upsert',
       text: this.upsert,
@@ -102,7 +96,7 @@ export class PostgresProfileRepository implements ProfileRepository {
         ...searchValues(record.doc),
       ],
     });
-    await this.events.append(client, profileEvent(input.petId, current.doc, record, input.now));
+    await this.events.append(client, event);
     return { kind: 'done', record };
   }
 }
