@@ -1,8 +1,7 @@
 /** The orders' rules, shared by both backends (which do the I/O only). */
-import { settleIdempotent, type Idempotent } from '../../db/idempotency/records.js';
 import { buildEvent, previousValues, type NewEvent } from '../events/index.js';
 import type { Pet, PetStatus } from '../pets/index.js';
-import type { OrderRecord, ListOrdersQuery, OrderAction, Replayable, MovedPet } from './repository.js';
+import type { OrderRecord, ListOrdersQuery, OrderAction, MovedPet } from './repository.js';
 import type { Order, OrderStatus } from './schemas.js';
 
 /** What each action does: the statuses it applies to, the order's new status and the pet's. */
@@ -15,15 +14,6 @@ export const TRANSITIONS: Record<
   deliver: { from: ['approved'], to: 'delivered', pet: 'sold' },
   cancel: { from: ['placed', 'approved'], to: 'cancelled', pet: 'available' },
 };
-
-/** An idempotent write's outcome in the repository's result vocabulary. */
-export function fromIdempotent<T>(outcome: Idempotent<T>): Replayable<T> {
-  return settleIdempotent(outcome, (status, body) => ({
-    kind: 'replayed' as const,
-    status,
-    body: body as OrderRecord,
-  }));
-}
 
 /** The filters of a list query as a fixed-order key, so each shape gets one prepared statement. */
 export function listShape(query: ListOrdersQuery): { where: string[]; values: (string | number)[] } {

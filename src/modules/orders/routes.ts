@@ -12,13 +12,7 @@ import {
 } from '../../http/idempotency/index.js';
 import { PageCache, sendSerializedPage, serializePage } from '../../http/page-cache.js';
 import { sendPage } from '../../http/paging.js';
-import {
-  errorResponses,
-  etagHeader,
-  linkHeader,
-  locationHeader,
-  replayedHeader,
-} from '../../http/responses.js';
+import { errorResponses, etagHeader, linkHeader, locationHeader, rateLimitNote, replayedHeader } from '../../http/responses.js';
 import { MAX_ID, ref } from '../../http/schemas.js';
 import type { ModuleContext } from '../module.js';
 import { orderRepository, type OrderAction, type OrderRecord, type Replayable } from './repository.js';
@@ -35,8 +29,6 @@ import { renderOrder } from './decisions.js';
 import { orderError } from './errors.js';
 import { DEFAULT_MAX_OPEN_ORDERS } from './settings.js';
 import { renderRows } from '../../http/row-guard.js';
-
-const rateLimitNote = 'Every response carries the rate-limit headers (see components.headers).';
 
 /** Error responses with the descriptions of this module's own codes. */
 function described(status: number, description: string) {
@@ -86,7 +78,7 @@ function orderVisible(request: FastifyRequest): (recorded: Recorded) => boolean 
 }
 
 /** The refusals every idempotent write shares; returns the reply for a replay, throws for the others. */
-function settleReplayable<T extends { kind: string }>(
+function answerReplayOrRefusal<T extends { kind: string }>(
   request: FastifyRequest,
   reply: FastifyReply,
   result: Replayable<T>,
@@ -151,7 +143,7 @@ export const orderRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
       const { petId } = request.body;
       const accountId = request.principal!.account.id;
       const idempotency = idempotencyInput(request, 'placeOrder', [petId], clock, orderVisible(request));
-      const result = settleReplayable(
+      const result = answerReplayOrRefusal(
         request,
         reply,
         await orders.place({ accountId, petId, maxOpen, now: idempotency?.now ?? clock() }, idempotency),
@@ -313,7 +305,7 @@ export const orderRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
         const result =
           id > MAX_ID
             ? ({ kind: 'not_found' } as const)
-            : settleReplayable(
+            : answerReplayOrRefusal(
                 request,
                 reply,
                 await orders.transition(

@@ -5,14 +5,7 @@ import { IdempotencyHeaders, idempotencyInput, refusal, replay } from '../../htt
 import { PageCache, sendSerializedPage, serializePage } from '../../http/page-cache.js';
 import { sendPage } from '../../http/paging.js';
 import { absoluteLink } from '../../http/public-url.js';
-import {
-  errorResponses,
-  etagHeader,
-  linkHeader,
-  locationHeader,
-  notModifiedResponse,
-  replayedHeader,
-} from '../../http/responses.js';
+import { errorResponses, etagHeader, linkHeader, locationHeader, notModifiedResponse, rateLimitNote, replayedHeader } from '../../http/responses.js';
 import { MAX_ID, ref } from '../../http/schemas.js';
 import type { ModuleContext } from '../module.js';
 import { petRepository } from './repository.js';
@@ -29,7 +22,6 @@ const DEPRECATION_HEADERS = {
   link: '</v1/pets>; rel="successor-version"',
 };
 
-const rateLimitNote = 'Every response carries the rate-limit headers (see components.headers).';
 const PET_ETAG = etagHeader(
   'The pet\'s version as a strong entity tag (`"<n>"`), for `If-Match` / `If-None-Match`.',
 );
