@@ -18,7 +18,7 @@ export function parseScopes(stored: string | null): Scope[] | null {
 }
 
 /** What a set of keys (their stored scope lists) may use together. */
-export function unionScopes(stored: readonly (string | null)[]): Set<Scope> {
+function unionScopes(stored: readonly (string | null)[]): Set<Scope> {
   const all = new Set<Scope>();
   for (const scopes of stored) for (const scope of effectiveScopes(parseScopes(scopes))) all.add(scope);
   return all;

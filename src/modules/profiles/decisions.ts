@@ -34,7 +34,7 @@ export function searchValues(doc: ProfileDoc): (string | number | boolean | null
 }
 
 /** The `pet.profile_updated` event: the profile after the change, the changed fields' old values. */
-export function profileEvent(petId: number, before: ProfileDoc, after: ProfileRecord, now: number): NewEvent {
+function profileEvent(petId: number, before: ProfileDoc, after: ProfileRecord, now: number): NewEvent {
   const previous: Record<string, unknown> = {};
   const old = before as Record<string, unknown>;
   const next = after.doc as Record<string, unknown>;
@@ -79,7 +79,7 @@ export interface ProfileStore {
 }
 
 /** Applies a change to the current document: the new one, or the reason it is refused. */
-export function applyChange(
+function applyChange(
   change: ProfileChange,
   current: ProfileDoc,
 ): { doc: ProfileDoc } | { kind: 'invalid'; field: string; message: string } {
