@@ -141,7 +141,9 @@ contractSuite('events', (target) => {
       grantedScopes: [],
     };
     await database.repository(webhookRepository).createEndpoint(account.id, endpoint, T0, 16);
-    const watched = [1, 2, 3].map((v) => buildEvent('pet.updated', { object: { id: 1 }, version: v + 1 }, T0));
+    const watched = [1, 2, 3].map((v) =>
+      buildEvent('pet.updated', { object: { id: 1 }, version: v + 1 }, T0),
+    );
     for (const event of watched) await appendEvent(database, event);
     await database.repository(eventRepository).publish();
     const ids = (taken: { id: string }[]) => taken.map((e) => e.id);

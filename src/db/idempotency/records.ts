@@ -45,15 +45,16 @@ export interface Replayed<B = unknown> {
  * response to answer again (as recorded, or as `replay` makes it when a repository replays less than the
  * record, e.g. an id to read again), or the refusal.
  */
-export function settleIdempotent<T, B = unknown>(outcome: Idempotent<T>): T | Replayed<B> | IdempotencyRefusal;
+export function settleIdempotent<T, B = unknown>(
+  outcome: Idempotent<T>,
+): T | Replayed<B> | IdempotencyRefusal;
 export function settleIdempotent<T, R>(
   outcome: Idempotent<T>,
   replay: (status: number, body: unknown) => R,
 ): T | R | IdempotencyRefusal;
 export function settleIdempotent<T, R>(
   outcome: Idempotent<T>,
-  replay: (status: number, body: unknown) => R = (status, body) =>
-    ({ kind: 'replayed', status, body }) as R,
+  replay: (status: number, body: unknown) => R = (status, body) => ({ kind: 'replayed', status, body }) as R,
 ): T | R | IdempotencyRefusal {
   switch (outcome.kind) {
     case 'done':

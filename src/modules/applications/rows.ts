@@ -13,7 +13,10 @@ export const newApplicantId = (): string => `apl_${randomBytes(10).toString('hex
  * How the stores answer a write again (`settleIdempotent`'s replay): with the id the record keeps, whose
  * application the route reads as it is now (see recordOf).
  */
-export function replayedId(status: number, body: unknown): { kind: 'replayed'; status: number; id: string | null } {
+export function replayedId(
+  status: number,
+  body: unknown,
+): { kind: 'replayed'; status: number; id: string | null } {
   return { kind: 'replayed', status, id: (body as { id?: string } | null)?.id ?? null };
 }
 

@@ -109,7 +109,8 @@ export class PostgresApplicationStore extends PostgresApplicationRows implements
                 idempotency,
                 () => work(client),
                 (o) => recordOf(o, status),
-              ), replayedId
+              ),
+              replayedId,
             )
           : work(client),
       );
@@ -339,7 +340,8 @@ export class PostgresApplicationStore extends PostgresApplicationRows implements
               idempotency,
               () => work(client),
               (r) => (r.kind === 'erased' ? { status: 204, body: { id: null } } : undefined),
-            ), replayedId
+            ),
+            replayedId,
           )
         : work(client),
     );

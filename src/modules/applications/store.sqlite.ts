@@ -177,7 +177,10 @@ export class SqliteApplicationStore implements ApplicationStore {
 
   private run(idempotency: IdempotencyInput | undefined, status: number, work: () => WriteOutcome) {
     return this.database.writeInTurn(() =>
-      settleIdempotent(this.idempotency.run(idempotency, work, (outcome) => recordOf(outcome, status)), replayedId),
+      settleIdempotent(
+        this.idempotency.run(idempotency, work, (outcome) => recordOf(outcome, status)),
+        replayedId,
+      ),
     );
   }
 
@@ -337,7 +340,8 @@ export class SqliteApplicationStore implements ApplicationStore {
             return { kind: 'erased' };
           },
           (result) => (result.kind === 'erased' ? { status: 204, body: { id: null } } : undefined),
-        ), replayedId
+        ),
+        replayedId,
       ),
     ) as Promise<Replayable<{ kind: 'erased' } | { kind: 'not_found' }>>;
   }

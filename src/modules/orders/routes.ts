@@ -12,7 +12,14 @@ import {
 } from '../../http/idempotency/index.js';
 import { PageCache, sendSerializedPage, serializePage } from '../../http/page-cache.js';
 import { sendPage } from '../../http/paging.js';
-import { errorResponses, etagHeader, linkHeader, locationHeader, rateLimitNote, replayedHeader } from '../../http/responses.js';
+import {
+  errorResponses,
+  etagHeader,
+  linkHeader,
+  locationHeader,
+  rateLimitNote,
+  replayedHeader,
+} from '../../http/responses.js';
 import { MAX_ID, ref } from '../../http/schemas.js';
 import type { ModuleContext } from '../module.js';
 import { orderRepository, type OrderAction, type OrderRecord, type Replayable } from './repository.js';

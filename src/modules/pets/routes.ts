@@ -5,7 +5,15 @@ import { IdempotencyHeaders, idempotencyInput, refusal, replay } from '../../htt
 import { PageCache, sendSerializedPage, serializePage } from '../../http/page-cache.js';
 import { sendPage } from '../../http/paging.js';
 import { absoluteLink } from '../../http/public-url.js';
-import { errorResponses, etagHeader, linkHeader, locationHeader, notModifiedResponse, rateLimitNote, replayedHeader } from '../../http/responses.js';
+import {
+  errorResponses,
+  etagHeader,
+  linkHeader,
+  locationHeader,
+  notModifiedResponse,
+  rateLimitNote,
+  replayedHeader,
+} from '../../http/responses.js';
 import { MAX_ID, ref } from '../../http/schemas.js';
 import type { ModuleContext } from '../module.js';
 import { petRepository } from './repository.js';

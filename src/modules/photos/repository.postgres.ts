@@ -89,7 +89,10 @@ export class PostgresPhotoRepository implements PhotoRepository {
   remove(petId: number, photoId: string, idempotency?: IdempotencyInput): Promise<PhotoWrite<ChangeOutcome>> {
     return this.write(idempotency, WRITE_STATUS.remove, async (client): Promise<ChangeOutcome> => {
       const count = await this.lockPet(client, petId);
-      const removal = photoRemoval(count, count === undefined ? undefined : await this.get(client, photoId, petId));
+      const removal = photoRemoval(
+        count,
+        count === undefined ? undefined : await this.get(client, photoId, petId),
+      );
       if (removal.kind !== 'delete') return removal;
       await client.query({
         name: 'photos_delete',

@@ -62,9 +62,16 @@ export class SqlitePhotoRepository implements PhotoRepository {
         this.idempotency.run(
           idempotency,
           (): AddOutcome => {
-            const addition = photoAddition(this.count(photo.petId), photo.max);
+            const addition = photoAddition(this.countNow(photo.petId), photo.max);
             if (addition.kind !== 'insert') return addition;
-            this.stmt.insert.run(photo.id, photo.petId, addition.position, photo.width, photo.height, photo.now);
+            this.stmt.insert.run(
+              photo.id,
+              photo.petId,
+              addition.position,
+              photo.width,
+              photo.height,
+              photo.now,
+            );
             this.stmt.insertFile.run(photo.id, 'original', photo.original);
             for (const [size, bytes] of Object.entries(photo.files)) {
               this.stmt.insertFile.run(photo.id, size, bytes);
@@ -87,7 +94,7 @@ export class SqlitePhotoRepository implements PhotoRepository {
         this.idempotency.run(
           idempotency,
           (): ChangeOutcome => {
-            const removal = photoRemoval(this.count(petId), this.stmt.get.get(photoId, petId));
+            const removal = photoRemoval(this.countNow(petId), this.stmt.get.get(photoId, petId));
             if (removal.kind !== 'delete') return removal;
             this.stmt.delete.run(photoId);
             this.shift(petId, removal.shift);
@@ -110,7 +117,7 @@ export class SqlitePhotoRepository implements PhotoRepository {
         this.idempotency.run(
           idempotency,
           (): ChangeOutcome => {
-            const move = photoMove(this.count(petId), this.stmt.get.get(photoId, petId), position);
+            const move = photoMove(this.countNow(petId), this.stmt.get.get(photoId, petId), position);
             if (move.kind !== 'place') return move;
             this.shift(petId, move.shift);
             this.stmt.place.run(position, photoId);
@@ -123,7 +130,7 @@ export class SqlitePhotoRepository implements PhotoRepository {
   }
 
   /** The pet's number of photos; undefined for an unknown pet. */
-  private count(petId: number): number | undefined {
+  private countNow(petId: number): number | undefined {
     return this.stmt.count.get(petId) ?? undefined;
   }
 

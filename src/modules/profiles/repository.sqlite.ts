@@ -11,12 +11,7 @@ import type {
   ProfileWrite,
   ProfileWriteResult,
 } from './repository.js';
-import {
-  profileWrite,
-  recordOf,
-  searchColumns,
-  searchValues,
-} from './decisions.js';
+import { profileWrite, recordOf, searchColumns, searchValues } from './decisions.js';
 
 type Row = { doc: string | null; version: number | null; updatedAt: number | null };
 

@@ -204,7 +204,9 @@ export class SqliteDeliveryQueue {
     for (;;) {
       // Most wakes find nothing to fan out: a read answers that without taking the write lock.
       const result = await this.database.write(() =>
-        outbox.anyUndispatched() ? step.immediate(limit - done, cursor) : { dispatched: 0, cursor: undefined },
+        outbox.anyUndispatched()
+          ? step.immediate(limit - done, cursor)
+          : { dispatched: 0, cursor: undefined },
       );
       done += result.dispatched;
       cursor = result.cursor;

@@ -50,7 +50,16 @@ export class SqliteWebhookRepository extends SqliteDeliveryQueue implements Webh
                    created_at, updated_at)
                  VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING ${ENDPOINT_COLUMNS}`,
               )
-              .get(accountId, r.url, r.events, r.secret, r.ordersManage, r.grantedScopes, r.createdAt, r.updatedAt)!;
+              .get(
+                accountId,
+                r.url,
+                r.events,
+                r.secret,
+                r.ordersManage,
+                r.grantedScopes,
+                r.createdAt,
+                r.updatedAt,
+              )!;
             return { kind: 'created', endpoint: toEndpoint(row) };
           } catch (error) {
             if (isDuplicateUrl(error)) return { kind: 'exists' };

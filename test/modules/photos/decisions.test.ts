@@ -79,10 +79,13 @@ test('moving a photo shifts the ones between its old and new place one step towa
     photo: { ...photo(1), position: 3 },
     shift: { from: 2, to: 3, by: -1 },
   });
-  assert.deepEqual(
-    apply(IDS, { shift: { from: 2, to: 3, by: -1 }, placed: { id: 'ph_1', position: 3 } }),
-    ['ph_0', 'ph_2', 'ph_3', 'ph_1', 'ph_4'],
-  );
+  assert.deepEqual(apply(IDS, { shift: { from: 2, to: 3, by: -1 }, placed: { id: 'ph_1', position: 3 } }), [
+    'ph_0',
+    'ph_2',
+    'ph_3',
+    'ph_1',
+    'ph_4',
+  ]);
   const first = photoMove(5, photo(4), 0);
   assert.deepEqual(first, {
     kind: 'place',
@@ -101,8 +104,14 @@ test('moving a photo shifts the ones between its old and new place one step towa
 
 test('a write records its photo under its status for the replay; a refusal records nothing', () => {
   assert.deepEqual(WRITE_STATUS, { add: 201, remove: 204, move: 200 });
-  assert.deepEqual(recordOf(WRITE_STATUS.add)({ kind: 'added', photo: photo(0) }), { status: 201, body: photo(0) });
-  assert.deepEqual(recordOf(WRITE_STATUS.move)({ kind: 'done', photo: photo(1) }), { status: 200, body: photo(1) });
+  assert.deepEqual(recordOf(WRITE_STATUS.add)({ kind: 'added', photo: photo(0) }), {
+    status: 201,
+    body: photo(0),
+  });
+  assert.deepEqual(recordOf(WRITE_STATUS.move)({ kind: 'done', photo: photo(1) }), {
+    status: 200,
+    body: photo(1),
+  });
   assert.equal(recordOf(WRITE_STATUS.add)({ kind: 'limit' }), undefined);
   assert.equal(recordOf(WRITE_STATUS.move)({ kind: 'bad_position', count: 2 }), undefined);
 });

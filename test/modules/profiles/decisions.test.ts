@@ -23,7 +23,11 @@ test('a patch that is not an object replaces the target; arrays are replaced who
 
 describe('a profile write', () => {
   const T0 = Date.UTC(2026, 5, 15, 12);
-  const current: ProfileRecord = { doc: { breed: 'collie', size: 'medium' }, version: 2, updatedAt: T0 - 1000 };
+  const current: ProfileRecord = {
+    doc: { breed: 'collie', size: 'medium' },
+    version: 2,
+    updatedAt: T0 - 1000,
+  };
   const write = (change: ProfileWrite['change'], ifMatch?: ProfileWrite['ifMatch']): ProfileWrite => ({
     petId: 9,
     change,
@@ -33,20 +37,38 @@ describe('a profile write', () => {
 
   test('an unknown pet, a stale If-Match and an invalid result are refused, in that order', () => {
     const invalid = () => ({ invalid: 'birthDate', message: 'must not be in the future' });
-    assert.deepEqual(profileWrite(undefined, write(invalid, () => false)), { kind: 'not_found' });
     assert.deepEqual(
-      profileWrite(current, write(invalid, (version) => version === 1)),
+      profileWrite(
+        undefined,
+        write(invalid, () => false),
+      ),
+      { kind: 'not_found' },
+    );
+    assert.deepEqual(
+      profileWrite(
+        current,
+        write(invalid, (version) => version === 1),
+      ),
       { kind: 'precondition_failed', version: 2 },
     );
-    assert.deepEqual(profileWrite(current, write(invalid, (version) => version === 2)), {
-      kind: 'invalid',
-      field: 'birthDate',
-      message: 'must not be in the future',
-    });
+    assert.deepEqual(
+      profileWrite(
+        current,
+        write(invalid, (version) => version === 2),
+      ),
+      {
+        kind: 'invalid',
+        field: 'birthDate',
+        message: 'must not be in the future',
+      },
+    );
   });
 
   test('stores the canonical document as the next version, changed now, with the event of what changed', () => {
-    const result = profileWrite(current, write((doc) => ({ size: 'large', breed: doc.breed })));
+    const result = profileWrite(
+      current,
+      write((doc) => ({ size: 'large', breed: doc.breed })),
+    );
     assert.equal(result.kind, 'store');
     if (result.kind !== 'store') return;
     assert.deepEqual(result.record, { doc: { breed: 'collie', size: 'large' }, version: 3, updatedAt: T0 });
@@ -62,7 +84,10 @@ describe('a profile write', () => {
 
   test('a pet without a profile (version 0) gets version 1', () => {
     const none: ProfileRecord = { doc: {}, version: 0, updatedAt: null };
-    const result = profileWrite(none, write(() => ({ breed: 'beagle' })));
+    const result = profileWrite(
+      none,
+      write(() => ({ breed: 'beagle' })),
+    );
     assert.equal(result.kind === 'store' && result.record.version, 1);
   });
 });

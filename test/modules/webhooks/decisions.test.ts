@@ -74,7 +74,10 @@ describe('webhook endpoint writes', () => {
   });
 
   test('a change that does not name `enabled` keeps the state, the reason and the streak; null keeps a column', () => {
-    const moved = endpointUpdate({ url: 'https://hooks.example/b', events: ['*'], grantedScopes: ['pets:read'] }, now);
+    const moved = endpointUpdate(
+      { url: 'https://hooks.example/b', events: ['*'], grantedScopes: ['pets:read'] },
+      now,
+    );
     assert.deepEqual(moved, {
       url: 'https://hooks.example/b',
       events: '*',
@@ -86,7 +89,10 @@ describe('webhook endpoint writes', () => {
       updatedAt: now,
     });
     const nothing = endpointUpdate({}, now);
-    assert.deepEqual([nothing.url, nothing.events, nothing.grantedScopes, nothing.enabled], [null, null, null, null]);
+    assert.deepEqual(
+      [nothing.url, nothing.events, nothing.grantedScopes, nothing.enabled],
+      [null, null, null, null],
+    );
   });
 
   test('an attempt: a success is final; a failure stays pending until the schedule has no attempt left', () => {
