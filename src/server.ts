@@ -170,19 +170,19 @@ export async function serve(config: Config, options: ServeOptions = {}): Promise
   const wakers = tasks.flatMap((task) => (task.wake ? [task] : []));
   // PostgreSQL numbers committed events for the feed after the fact (events/repository.postgres.ts): a
   // write's events are numbered right after it, and a timer numbers what other instances committed and
-  // left (a process that died between its commit and its kick). Readers and the dispatcher's fan-out
-  // number what they need themselves, so neither timer nor kick is needed for correctness, only to keep
+  // left (a process that died between its commit and its wake). Readers and the dispatcher's fan-out
+  // number what they need themselves, so neither timer nor wake is needed for correctness, only to keep
   // the feed's readers from doing it.
   const events = database.repository(eventRepository);
   const publishFailed = (err: unknown): void => logger.warn({ err }, 'events feed publish failed');
-  const publisher = setInterval(() => events.kick(publishFailed), FEED_PUBLISH_MS);
+  const publisher = setInterval(() => events.wake(publishFailed), FEED_PUBLISH_MS);
   publisher.unref();
   const afterWrite = (): void => {
-    events.kick(publishFailed);
+    events.wake(publishFailed);
     for (const task of wakers) task.wake!();
   };
   // A write may have committed events: look at once rather than at the next poll. Callback style, no
-  // promise per response; wake() and kick() are no-ops while a pass runs (they just ask for another).
+  // promise per response; a wake() while a pass runs only asks for another after it.
   app.addHook('onResponse', (request, _reply, done) => {
     // The publisher's and the dispatcher's passes are not part of the request's trace (deliveries link to it).
     if (request.method !== 'GET' && request.method !== 'HEAD') outsideRequest(afterWrite);

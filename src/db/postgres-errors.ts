@@ -77,8 +77,3 @@ export function translatePostgresError(error: unknown): unknown {
     ? error
     : new StorageUnavailableError(error);
 }
-
-export function sqlState(error: unknown): string | undefined {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' ? code : undefined;
-}

@@ -16,7 +16,10 @@ import type { AuthFailureLockout } from '../ratelimit/lockout.js';
 import { ApiError, type ErrorCode } from './errors.js';
 import type { ServiceMetrics } from './observability.js';
 
-/** A scope's name, as the modules declare them (the accounts module stores which ones a key has). */
+/**
+ * A scope's name, as the modules declare them (the accounts module stores which ones a key has); any module
+ * may declare new ones, so names are checked at run time (isScope in src/modules/scopes.ts).
+ */
 export type Scope = string;
 
 /** What a valid key stands for; the accounts module finds it (`KeyLookup`), this layer only reads it. */

@@ -4,18 +4,12 @@
  * current; a write route passes `ifMatch(request)` to its repository and answers a stale one with
  * `preconditionFailed`.
  */
-import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from './errors.js';
 
 /** A strong ETag for a version number (`"<n>"`). */
 export function strongEtag(version: number): string {
   return `"${version}"`;
-}
-
-/** A weak ETag for a body whose bytes identify its state (e.g. a list page). */
-export function weakEtag(body: unknown): string {
-  return `W/"${createHash('sha256').update(JSON.stringify(body)).digest('base64url').slice(0, 27)}"`;
 }
 
 /**

@@ -110,6 +110,9 @@ interface HeaderSchema {
   description: string;
 }
 
+/** Said in operations' descriptions: the access hook sets the rate-limit headers on every answer. */
+export const rateLimitNote = 'Every response carries the rate-limit headers (see components.headers).';
+
 /** A documented response header; bounded like every documented string (a Link with PUBLIC_URL is the longest). */
 export function header(description: string, pattern?: string): HeaderSchema {
   return { type: 'string', maxLength: 2048, ...(pattern === undefined ? {} : { pattern }), description };

@@ -7,6 +7,7 @@
  */
 import { applicationScopes } from './applications/scopes.js';
 import { eventScopes } from './events/scopes.js';
+import type { Scope } from '../http/access.js';
 import type { ScopeDeclaration } from './module.js';
 import { orderScopes } from './orders/scopes.js';
 import { petScopes } from './pets/scopes.js';
@@ -21,8 +22,8 @@ export const MODULE_SCOPES: readonly ScopeDeclaration[] = [
   ...webhookScopes,
 ];
 
-/** A scope's name; any module may declare new ones, so names are checked at run time (isScope). */
-export type Scope = string;
+/** A scope's name: declared by the HTTP layer, which checks them and imports no module. */
+export type { Scope };
 
 interface Vocabulary {
   declared: readonly ScopeDeclaration[];

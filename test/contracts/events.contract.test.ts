@@ -1,7 +1,8 @@
 /**
  * The events repository's contract (src/modules/events/repository.ts) on every backend: an appended event
- * commits or rolls back with its transaction, the feed filters by seq, type and viewer, and purge removes
- * what is older than the cutoff, dispatched or not. On PostgreSQL, where writers take no lock for the feed
+ * commits or rolls back with its transaction, the feed filters by seq, type and viewer, the webhooks' fan-out
+ * takes undispatched events oldest first and marks them done, and purge removes what is older than the
+ * cutoff, dispatched or not. On PostgreSQL, where writers take no lock for the feed
  * and a publisher numbers committed events afterwards: an event committed after a later one was read is on
  * the next page, events of one pet are in version order, a publisher killed mid-pass loses and repeats
  * nothing, and a long open transaction neither loses its event nor holds the feed back.
@@ -15,10 +16,16 @@ import { migrationsFor } from '../../src/db/migrations.js';
 import { PostgresDatabase } from '../../src/db/postgres.js';
 import { SqliteDatabase } from '../../src/db/sqlite.js';
 import type { Database } from '../../src/db/database.js';
-import { buildEvent, eventRepository, type NewEvent } from '../../src/modules/events/index.js';
+import {
+  buildEvent,
+  eventRepository,
+  type NewEvent,
+  type UndispatchedEvent,
+} from '../../src/modules/events/index.js';
 import { accountRepository } from '../../src/modules/accounts/repository.js';
 import { orderRepository } from '../../src/modules/orders/repository.js';
 import { petRepository } from '../../src/modules/pets/repository.js';
+import { webhookRepository } from '../../src/modules/webhooks/repository.js';
 import { uniqueName } from '../helpers.js';
 import { contractSuite, DAY, postgresSuite, T0 } from '../support/contract.js';
 import { appendEvent } from '../support/events.js';
@@ -53,6 +60,33 @@ async function appendThenFail(database: Database, event: NewEvent): Promise<void
 }
 
 const ALL = { accountId: 0, allOrders: true };
+
+/** The events module's dispatch interface (what the webhooks' fan-out uses), inside one transaction. */
+interface Dispatch {
+  take(limit: number): Promise<UndispatchedEvent[]>;
+  mark(seqs: number[]): Promise<void>;
+}
+
+function dispatch<T>(database: Database, work: (d: Dispatch) => Promise<T>): Promise<T> {
+  if (database instanceof SqliteDatabase) {
+    const events = database.repository(eventRepository);
+    // Synchronous on the one connection: here each statement commits on its own.
+    return work({
+      take: (limit) => Promise.resolve(events.undispatched(limit)),
+      mark: (seqs) => Promise.resolve(seqs.forEach((seq) => events.markDispatched(seq))),
+    });
+  }
+  if (database instanceof PostgresDatabase) {
+    const events = database.repository(eventRepository);
+    return database.transaction((client) =>
+      work({
+        take: (limit) => events.undispatched(client, limit),
+        mark: (seqs) => events.markDispatched(client, seqs),
+      }),
+    );
+  }
+  return assert.fail('unknown database');
+}
 
 contractSuite('events', (target) => {
   test('an append commits with its transaction and rolls back with it; the feed is in seq order', async () => {
@@ -91,6 +125,41 @@ contractSuite('events', (target) => {
     assert.deepEqual(await ids({ accountId: 7, allOrders: false }), [mine.id, pet.id]);
     assert.deepEqual(await ids({ accountId: 9, allOrders: false }), [pet.id]);
     assert.deepEqual(await ids({ accountId: 9, allOrders: true }), [mine.id, theirs.id, pet.id]);
+  });
+
+  test("the fan-out's dispatch: undispatched events oldest first, at most the limit; marked ones are done", async () => {
+    const database = await target.fresh();
+    const account = await database.repository(accountRepository).upsertAccount({ name: uniqueName('d') }, T0);
+    // Events appended while no endpoint is enabled are written already dispatched (nobody waits for them).
+    const unwatched = buildEvent('pet.created', { object: { id: 1 }, version: 1 }, T0);
+    await appendEvent(database, unwatched);
+    const endpoint = {
+      url: 'https://hooks.example/d',
+      events: ['*'],
+      secret: 'whsec_d',
+      ordersManage: false,
+      grantedScopes: [],
+    };
+    await database.repository(webhookRepository).createEndpoint(account.id, endpoint, T0, 16);
+    const watched = [1, 2, 3].map((v) =>
+      buildEvent('pet.updated', { object: { id: 1 }, version: v + 1 }, T0),
+    );
+    for (const event of watched) await appendEvent(database, event);
+    await database.repository(eventRepository).publish();
+    const ids = (taken: { id: string }[]) => taken.map((e) => e.id);
+    const first = await dispatch(database, (d) => d.take(2));
+    assert.deepEqual(ids(first), [watched[0]!.id, watched[1]!.id]);
+    assert.deepEqual(
+      first.map((e) => [e.type, e.accountId]),
+      [
+        ['pet.updated', null],
+        ['pet.updated', null],
+      ],
+    );
+    await dispatch(database, (d) => d.mark(first.map((e) => e.seq)));
+    assert.deepEqual(ids(await dispatch(database, (d) => d.take(10))), [watched[2]!.id]);
+    await dispatch(database, async (d) => d.mark((await d.take(10)).map((e) => e.seq)));
+    assert.deepEqual(await dispatch(database, (d) => d.take(10)), []);
   });
 
   test('purge removes events created before the cutoff, dispatched or not, and keeps the rest', async () => {

@@ -33,13 +33,28 @@ export type Idempotent<T> =
 /** How a repository answers a write it refused for its idempotency key. */
 export type IdempotencyRefusal = { kind: 'idempotency_mismatch' } | { kind: 'idempotency_in_progress' };
 
+/** A write answered again from its record: the recorded status and body (`B`: what that write records). */
+export interface Replayed<B = unknown> {
+  kind: 'replayed';
+  status: number;
+  body: B;
+}
+
 /**
- * An idempotent write's outcome in a repository's result vocabulary: the write's own result, the replay
- * `replay` makes of the recorded response, or the refusal.
+ * An idempotent write's outcome in a repository's result vocabulary: the write's own result, the recorded
+ * response to answer again (as recorded, or as `replay` makes it when a repository replays less than the
+ * record, e.g. an id to read again), or the refusal.
  */
+export function settleIdempotent<T, B = unknown>(
+  outcome: Idempotent<T>,
+): T | Replayed<B> | IdempotencyRefusal;
 export function settleIdempotent<T, R>(
   outcome: Idempotent<T>,
   replay: (status: number, body: unknown) => R,
+): T | R | IdempotencyRefusal;
+export function settleIdempotent<T, R>(
+  outcome: Idempotent<T>,
+  replay: (status: number, body: unknown) => R = (status, body) => ({ kind: 'replayed', status, body }) as R,
 ): T | R | IdempotencyRefusal {
   switch (outcome.kind) {
     case 'done':

@@ -5,7 +5,7 @@
  * high-entropy, so a slow password hash would add latency to every request without adding safety.
  */
 import * as crypto from 'node:crypto';
-import { createHash, randomBytes, randomInt } from 'node:crypto';
+import { createHash, randomInt } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -63,8 +63,4 @@ export function generateKeyId(): string {
 /** What listings show of a key so its owner can recognise it. */
 export function keyHint(key: string): string {
   return key.slice(0, KEY_PREFIX.length + 6) + '…';
-}
-
-export function randomToken(bytes = 16): string {
-  return randomBytes(bytes).toString('base64url');
 }

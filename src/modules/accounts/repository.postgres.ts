@@ -1,3 +1,4 @@
+import type { PoolClient } from 'pg';
 import type { PostgresDatabase } from '../../db/postgres.js';
 import { TurnBatch, type Settled } from '../../db/turn-batch.js';
 import type {
@@ -6,10 +7,12 @@ import type {
   AccountRepository,
   ApiKeyInfo,
   KeyPrincipal,
+  LiveScopes,
   NewKeyRecord,
+  PostgresLiveKeys,
 } from './repository.js';
 import { quotaFor } from './quota.js';
-import { effectiveScopes, formatScopes, parseScopes } from './scopes.js';
+import { effectiveScopes, formatScopes, parseScopes, scopesByAccount } from './scopes.js';
 
 // Rows are selected with column aliases that make them the domain shapes as they are.
 const ACCOUNT_COLUMNS =
@@ -22,7 +25,10 @@ const FIND_KEYS = `SELECT v.version AS "readVersion", k.hash, k.id AS "keyId", k
   FROM (SELECT sum(version)::bigint AS version FROM read_versions) v
   LEFT JOIN (api_keys k JOIN accounts a ON a.id = k.account_id) ON k.hash = ANY($1::text[])`;
 
-export class PostgresAccountRepository implements AccountRepository {
+const LIVE_KEYS = `SELECT account_id AS "accountId", scopes FROM api_keys
+  WHERE account_id = ANY($1::bigint[]) AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2)`;
+
+export class PostgresAccountRepository implements AccountRepository, PostgresLiveKeys {
   private readonly lookups = new TurnBatch((hashes: string[]) => this.findKeys(hashes));
 
   constructor(private readonly db: PostgresDatabase) {}
@@ -142,6 +148,21 @@ export class PostgresAccountRepository implements AccountRepository {
       });
     }
     return hashes.map((hash) => ({ value: byHash.get(hash) }));
+  }
+
+  async liveScopes(
+    client: PoolClient | undefined,
+    accountIds: readonly number[],
+    now: number,
+  ): Promise<LiveScopes> {
+    const query = { text: LIVE_KEYS, values: [accountIds, now] };
+    type KeyRow = { accountId: number; scopes: string | null };
+    const rows = client ? (await client.query<KeyRow>(query)).rows : await this.db.query<KeyRow>(query);
+    return scopesByAccount(accountIds, rows);
+  }
+
+  async lockAccount(client: PoolClient, accountId: number): Promise<void> {
+    await client.query('SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE', [accountId]);
   }
 
   async liftBan(accountName: string, now: number): Promise<boolean> {

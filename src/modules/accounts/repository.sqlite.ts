@@ -6,10 +6,12 @@ import type {
   AccountRepository,
   ApiKeyInfo,
   KeyPrincipal,
+  LiveScopes,
   NewKeyRecord,
+  SqliteLiveKeys,
 } from './repository.js';
 import { quotaFor } from './quota.js';
-import { effectiveScopes, formatScopes, parseScopes } from './scopes.js';
+import { effectiveScopes, formatScopes, parseScopes, scopesByAccount } from './scopes.js';
 
 /**
  * Keys remembered by findKeyByHash; beyond this the oldest is forgotten (bounds memory under key churn). A
@@ -23,7 +25,7 @@ const KEY_CACHE_SIZE = 50_000;
 const ACCOUNT_COLUMNS =
   'a.id, a.name, a.plan, a.per_minute AS perMinute, a.per_day AS perDay, a.ban_lifted_at AS banLiftedAt';
 
-export class SqliteAccountRepository implements AccountRepository {
+export class SqliteAccountRepository implements AccountRepository, SqliteLiveKeys {
   private readonly database: SqliteDatabase;
   private readonly stmt;
   /** Key lookups of one event-loop turn; see findKeyByHash. */
@@ -71,6 +73,11 @@ export class SqliteAccountRepository implements AccountRepository {
          FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.hash = ?`,
       ),
       liftBan: db.prepare<[number, string]>('UPDATE accounts SET ban_lifted_at = ? WHERE name = ?'),
+      liveKeys: db.prepare<[string, number], { accountId: number; scopes: string | null }>(
+        `SELECT account_id AS accountId, scopes FROM api_keys
+         WHERE account_id IN (SELECT value FROM json_each(?)) AND revoked_at IS NULL
+           AND (expires_at IS NULL OR expires_at > ?)`,
+      ),
     };
     this.lookups = new TurnBatch((hashes) => {
       // Also the page cache's version for the requests of this turn (SqliteDatabase.readVersion).
@@ -168,6 +175,10 @@ export class SqliteAccountRepository implements AccountRepository {
     if (this.keyCache.size >= KEY_CACHE_SIZE) this.keyCache.delete(this.keyCache.keys().next().value!);
     this.keyCache.set(hash, principal);
     return principal;
+  }
+
+  liveScopes(accountIds: readonly number[], now: number): LiveScopes {
+    return scopesByAccount(accountIds, this.stmt.liveKeys.all(JSON.stringify(accountIds), now));
   }
 
   liftBan(accountName: string, now: number): Promise<boolean> {

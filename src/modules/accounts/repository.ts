@@ -1,3 +1,4 @@
+import type { PoolClient } from 'pg';
 import type { RepositoryFactory } from '../../db/database.js';
 import { PostgresAccountRepository } from './repository.postgres.js';
 import { SqliteAccountRepository } from './repository.sqlite.js';
@@ -77,7 +78,34 @@ export interface AccountRepository {
   liftBan(accountName: string, now: number): Promise<boolean>;
 }
 
-export const accountRepository: RepositoryFactory<AccountRepository> = {
+/**
+ * What each account's active keys (not revoked, not expired at `now`) may use together, by account id; an
+ * account without one gets the empty set.
+ */
+export type LiveScopes = Map<number, ReadonlySet<Scope>>;
+
+/**
+ * How another module reads accounts' keys on SQLite: synchronously on the one connection, so inside the
+ * caller's transaction when it is in one.
+ */
+export interface SqliteLiveKeys {
+  liveScopes(accountIds: readonly number[], now: number): LiveScopes;
+}
+
+/**
+ * The same on PostgreSQL: on `client`, the connection of the caller's transaction (its snapshot), or, with
+ * `undefined`, on a pooled connection of its own. `lockAccount` locks the account's row until the caller's
+ * transaction ends, so one account's writes of another module can queue on it (webhook endpoint creation).
+ */
+export interface PostgresLiveKeys {
+  liveScopes(client: PoolClient | undefined, accountIds: readonly number[], now: number): Promise<LiveScopes>;
+  lockAccount(client: PoolClient, accountId: number): Promise<void>;
+}
+
+export const accountRepository: RepositoryFactory<
+  AccountRepository & SqliteLiveKeys,
+  AccountRepository & PostgresLiveKeys
+> = {
   sqlite: (db) => new SqliteAccountRepository(db),
   postgres: (db) => new PostgresAccountRepository(db),
 };

@@ -213,8 +213,6 @@ export function decidePatch(
   return { kind: 'patched', after };
 }
 
-export type AutomaticReason = 'pet_adopted' | 'order_cancelled' | 'pet_removed' | 'erased';
-
 /**
  * What an order's move does to the applications of its pet (read under the order's locks): its delivery
  * adopts the application whose order it is and closes the pet's other open ones; a cancellation not made by

@@ -1,22 +1,23 @@
 /** What both stores share: ids, the SQL's columns and conditions, row mapping, idempotency records. */
 import { randomBytes } from 'node:crypto';
-import { settleIdempotent, type Idempotent } from '../../db/idempotency/records.js';
 import type { ApplicantRecord, ApplicationRecord } from './decisions.js';
 import type { Answers, ApplicationStatus } from './schemas.js';
-import type { FullApplication, ListQuery, Replayable, WriteOutcome } from './store.js';
+import type { FullApplication, ListQuery, WriteOutcome } from './store.js';
 
 export const MAX_EXPORTED = 10_000;
 
 export const newApplicationId = (): string => `app_${randomBytes(10).toString('hex')}`;
 export const newApplicantId = (): string => `apl_${randomBytes(10).toString('hex')}`;
 
-/** An idempotent write's outcome in the store's vocabulary: replays carry the application id only. */
-export function fromIdempotent<T>(outcome: Idempotent<T>): Replayable<T> {
-  return settleIdempotent(outcome, (status, body) => ({
-    kind: 'replayed' as const,
-    status,
-    id: ((body as { id?: string } | null)?.id ?? null) as string | null,
-  }));
+/**
+ * How the stores answer a write again (`settleIdempotent`'s replay): with the id the record keeps, whose
+ * application the route reads as it is now (see recordOf).
+ */
+export function replayedId(
+  status: number,
+  body: unknown,
+): { kind: 'replayed'; status: number; id: string | null } {
+  return { kind: 'replayed', status, id: (body as { id?: string } | null)?.id ?? null };
 }
 
 /** What an idempotency record keeps of a write: ids only (see the contract above). */

@@ -4,7 +4,7 @@
  * store.ts), so none can deadlock. I/O only, the rules are in decisions.ts.
  */
 import type { PoolClient } from 'pg';
-import type { IdempotencyInput } from '../../db/idempotency/records.js';
+import { settleIdempotent, type IdempotencyInput } from '../../db/idempotency/records.js';
 import { idempotencyRepository } from '../../db/idempotency/repository.js';
 import type { PostgresIdempotency } from '../../db/idempotency/repository.postgres.js';
 import type { PostgresDatabase } from '../../db/postgres.js';
@@ -33,12 +33,12 @@ import {
   applicantRecordPattern,
   applicationFromRow,
   FROM,
-  fromIdempotent,
   fullFromRow,
   listConditions,
   newApplicantId,
   newApplicationId,
   recordOf,
+  replayedId,
   updateValues,
 } from './rows.js';
 import type {
@@ -103,13 +103,14 @@ export class PostgresApplicationStore extends PostgresApplicationRows implements
     try {
       return await this.db.transaction(async (client) =>
         idempotency
-          ? fromIdempotent(
+          ? settleIdempotent(
               await this.idempotency.run(
                 client,
                 idempotency,
                 () => work(client),
                 (o) => recordOf(o, status),
               ),
+              replayedId,
             )
           : work(client),
       );
@@ -333,13 +334,14 @@ export class PostgresApplicationStore extends PostgresApplicationRows implements
     };
     return this.db.transaction(async (client) =>
       idempotency
-        ? fromIdempotent(
+        ? settleIdempotent(
             await this.idempotency.run(
               client,
               idempotency,
               () => work(client),
               (r) => (r.kind === 'erased' ? { status: 204, body: { id: null } } : undefined),
             ),
+            replayedId,
           )
         : work(client),
     );

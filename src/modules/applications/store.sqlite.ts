@@ -4,7 +4,7 @@
  * decisions.ts. The orders' and pets' listeners run on the same connection inside their writes.
  */
 import type BetterSqlite3 from 'better-sqlite3';
-import type { IdempotencyInput } from '../../db/idempotency/records.js';
+import { settleIdempotent, type IdempotencyInput } from '../../db/idempotency/records.js';
 import { idempotencyRepository } from '../../db/idempotency/repository.js';
 import type { SqliteIdempotency } from '../../db/idempotency/repository.sqlite.js';
 import { runAsPromise, type SqliteDatabase } from '../../db/sqlite.js';
@@ -34,7 +34,6 @@ import {
   applicantRecordPattern,
   applicationFromRow,
   FROM,
-  fromIdempotent,
   fullFromRow,
   listConditions,
   MAX_EXPORTED,
@@ -42,6 +41,7 @@ import {
   newApplicationId,
   OPEN_SQL,
   recordOf,
+  replayedId,
   updateValues,
 } from './rows.js';
 import type {
@@ -177,7 +177,10 @@ export class SqliteApplicationStore implements ApplicationStore {
 
   private run(idempotency: IdempotencyInput | undefined, status: number, work: () => WriteOutcome) {
     return this.database.writeInTurn(() =>
-      fromIdempotent(this.idempotency.run(idempotency, work, (outcome) => recordOf(outcome, status))),
+      settleIdempotent(
+        this.idempotency.run(idempotency, work, (outcome) => recordOf(outcome, status)),
+        replayedId,
+      ),
     );
   }
 
@@ -326,7 +329,7 @@ export class SqliteApplicationStore implements ApplicationStore {
 
   erase(input: { id: string; keyId: string | null; now: number }, idempotency?: IdempotencyInput) {
     return this.database.writeInTurn(() =>
-      fromIdempotent(
+      settleIdempotent(
         this.idempotency.run(
           idempotency,
           (): { kind: 'erased' } | { kind: 'not_found' } => {
@@ -338,6 +341,7 @@ export class SqliteApplicationStore implements ApplicationStore {
           },
           (result) => (result.kind === 'erased' ? { status: 204, body: { id: null } } : undefined),
         ),
+        replayedId,
       ),
     ) as Promise<Replayable<{ kind: 'erased' } | { kind: 'not_found' }>>;
   }

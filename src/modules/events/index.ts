@@ -6,7 +6,15 @@ import { eventRoutes } from './routes.js';
 import { eventSchemas } from './schemas.js';
 
 export { buildEvent, eventRepository, newEventId, previousValues, EVENT_RETENTION_MS } from './repository.js';
-export type { EventRepository, NewEvent, PostgresEventAppender, SqliteEventAppender } from './repository.js';
+export type {
+  EventRepository,
+  NewEvent,
+  PostgresEventAppender,
+  PostgresEventDispatch,
+  SqliteEventAppender,
+  SqliteEventDispatch,
+  UndispatchedEvent,
+} from './repository.js';
 export { eventTypeNames } from './schemas.js';
 
 export const eventsModule: ApiModule = {

@@ -1,6 +1,13 @@
 import type { PoolClient } from 'pg';
 import type { PostgresDatabase } from '../../db/postgres.js';
-import type { EventRepository, ListEventsQuery, NewEvent, StoredEvent } from './repository.js';
+import type {
+  EventRepository,
+  ListEventsQuery,
+  NewEvent,
+  PostgresEventDispatch,
+  StoredEvent,
+  UndispatchedEvent,
+} from './repository.js';
 import { feedConditions } from './feed.js';
 
 /**
@@ -42,11 +49,11 @@ function feedPage(where: string): string {
 
 const ignore = (): void => {};
 
-export class PostgresEventRepository implements EventRepository {
+export class PostgresEventRepository implements EventRepository, PostgresEventDispatch {
   /** The pass under way in this instance, and the one asked for while it runs (see publish). */
   private passing: Promise<number> | undefined;
   private queued: Promise<number> | undefined;
-  private kickQueued = false;
+  private wakeQueued = false;
 
   constructor(private readonly db: PostgresDatabase) {}
 
@@ -84,6 +91,20 @@ export class PostgresEventRepository implements EventRepository {
     });
   }
 
+  async undispatched(client: PoolClient, limit: number): Promise<UndispatchedEvent[]> {
+    const { rows } = await client.query<UndispatchedEvent>(
+      `SELECT seq, id, type, account_id AS "accountId" FROM events WHERE dispatched = 0 AND position IS NOT NULL
+       ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED`,
+      [limit],
+    );
+    return rows;
+  }
+
+  async markDispatched(client: PoolClient, seqs: readonly number[]): Promise<void> {
+    if (seqs.length === 0) return;
+    await client.query('UPDATE events SET dispatched = 1 WHERE seq = ANY($1::bigint[])', [seqs]);
+  }
+
   /**
    * Numbers every event committed before the call, by a pass that starts after it (this instance's pass
    * under way cannot promise that, so a call during it waits for the next one, which every call made
@@ -99,11 +120,11 @@ export class PostgresEventRepository implements EventRepository {
   }
 
   /** publish() soon, once for every call in this turn of the event loop; after a commit that wrote events. */
-  kick(onError: (error: unknown) => void = ignore): void {
-    if (this.kickQueued) return;
-    this.kickQueued = true;
+  wake(onError: (error: unknown) => void = ignore): void {
+    if (this.wakeQueued) return;
+    this.wakeQueued = true;
     setImmediate(() => {
-      this.kickQueued = false;
+      this.wakeQueued = false;
       this.publish().catch(onError);
     });
   }

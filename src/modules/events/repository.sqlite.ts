@@ -1,9 +1,16 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { runAsPromise, type SqliteDatabase } from '../../db/sqlite.js';
-import type { EventRepository, ListEventsQuery, NewEvent, StoredEvent } from './repository.js';
+import type {
+  EventRepository,
+  ListEventsQuery,
+  NewEvent,
+  SqliteEventDispatch,
+  StoredEvent,
+  UndispatchedEvent,
+} from './repository.js';
 import { feedConditions } from './feed.js';
 
-export class SqliteEventRepository implements EventRepository {
+export class SqliteEventRepository implements EventRepository, SqliteEventDispatch {
   private readonly db: BetterSqlite3.Database;
   private readonly insert: BetterSqlite3.Statement<
     [string, string, number | null, string, number, string | null]
@@ -11,6 +18,12 @@ export class SqliteEventRepository implements EventRepository {
   /** appendAll's statement for two events (an order's change and its pet's), the one multi-row case. */
   private readonly insertTwo: BetterSqlite3.Statement<unknown[]>;
   private readonly purgeStatement: BetterSqlite3.Statement<[number]>;
+  /** The webhooks' fan-out runs these several times per turn under load: prepared once. */
+  private readonly dispatch: {
+    any: BetterSqlite3.Statement<[], number>;
+    undispatched: BetterSqlite3.Statement<[number], UndispatchedEvent>;
+    mark: BetterSqlite3.Statement<[number]>;
+  };
   /** One prepared feed statement per filter shape (4 at most). */
   private readonly feeds = new Map<string, BetterSqlite3.Statement<unknown[], StoredEvent>>();
 
@@ -33,6 +46,13 @@ export class SqliteEventRepository implements EventRepository {
          (SELECT seq FROM events WHERE created_at >= ? ORDER BY seq LIMIT 1),
          (SELECT coalesce(max(seq), 0) + 1 FROM events))`,
     );
+    this.dispatch = {
+      any: db.prepare<[], number>('SELECT 1 FROM events WHERE dispatched = 0 LIMIT 1').pluck(true),
+      undispatched: db.prepare<[number], UndispatchedEvent>(
+        'SELECT seq, id, type, account_id AS accountId FROM events WHERE dispatched = 0 ORDER BY seq LIMIT ?',
+      ),
+      mark: db.prepare<[number]>('UPDATE events SET dispatched = 1 WHERE seq = ?'),
+    };
   }
 
   /**
@@ -74,6 +94,18 @@ export class SqliteEventRepository implements EventRepository {
     for (const event of events) this.append(event);
   }
 
+  anyUndispatched(): boolean {
+    return this.dispatch.any.get() !== undefined;
+  }
+
+  undispatched(limit: number): UndispatchedEvent[] {
+    return this.dispatch.undispatched.all(limit);
+  }
+
+  markDispatched(seq: number): void {
+    this.dispatch.mark.run(seq);
+  }
+
   list(query: ListEventsQuery): Promise<StoredEvent[]> {
     return runAsPromise(() => {
       const { where, values } = feedConditions(query, () => '?');
@@ -91,7 +123,7 @@ export class SqliteEventRepository implements EventRepository {
     return Promise.resolve(0);
   }
 
-  kick(): void {}
+  wake(): void {}
 
   purge(before: number): Promise<number> {
     return this.database.write(() => this.purgeStatement.run(before).changes);

@@ -123,15 +123,17 @@ export interface StoredEvent {
  * - `list` returns events after `afterSeq` in that order, at most `limit`, of `type` when given, that the
  *   viewer may see; every event committed before the call is among those it can return.
  * - `publish` numbers the events committed before the call for the feed (SQLite: nothing to do) and
- *   resolves with how many; `kick` asks for it soon (after a commit), once per turn of the event loop.
+ *   resolves with how many; `wake` asks for it soon (after a commit), once per turn of the event loop.
  * - `purge(before)` deletes events created before `before` (epoch ms), dispatched or not; returns how many.
  *   SQLite deletes the oldest events up to the first one created at or after `before` (see its purge).
+ * - The webhooks' fan-out takes undispatched events and marks them dispatched through the backend's dispatch
+ *   interface below, inside its own transaction, so the deliveries commit with the mark or not at all.
  * - Errors reaching the database reject with `StorageUnavailableError`.
  */
 export interface EventRepository {
   list(query: ListEventsQuery): Promise<StoredEvent[]>;
   publish(): Promise<number>;
-  kick(onError?: (error: unknown) => void): void;
+  wake(onError?: (error: unknown) => void): void;
   purge(before: number): Promise<number>;
 }
 
@@ -152,9 +154,37 @@ export interface PostgresEventAppender {
   appendAll(client: PoolClient, events: NewEvent[]): Promise<void>;
 }
 
+/** An event the webhooks' fan-out has not turned into deliveries yet. */
+export interface UndispatchedEvent {
+  seq: number;
+  id: string;
+  type: string;
+  accountId: number | null;
+}
+
+/**
+ * How the webhooks' fan-out takes events and marks them dispatched on SQLite: synchronously, inside the
+ * caller's transaction on the one connection. `undispatched` answers the oldest first, at most `limit`.
+ */
+export interface SqliteEventDispatch {
+  anyUndispatched(): boolean;
+  undispatched(limit: number): UndispatchedEvent[];
+  markDispatched(seq: number): void;
+}
+
+/**
+ * The same on PostgreSQL, on the client of the caller's transaction: `undispatched` takes only events the
+ * feed has numbered (see `publish`) and locks them until that transaction ends, skipping those another holds
+ * (FOR UPDATE SKIP LOCKED), so concurrent fan-outs never take the same event.
+ */
+export interface PostgresEventDispatch {
+  undispatched(client: PoolClient, limit: number): Promise<UndispatchedEvent[]>;
+  markDispatched(client: PoolClient, seqs: readonly number[]): Promise<void>;
+}
+
 export const eventRepository: RepositoryFactory<
-  EventRepository & SqliteEventAppender,
-  EventRepository & PostgresEventAppender
+  EventRepository & SqliteEventAppender & SqliteEventDispatch,
+  EventRepository & PostgresEventAppender & PostgresEventDispatch
 > = {
   sqlite: (db) => new SqliteEventRepository(db),
   postgres: (db) => new PostgresEventRepository(db),

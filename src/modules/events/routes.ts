@@ -1,13 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { hasScope } from '../../http/access.js';
 import { nextLink } from '../../http/paging.js';
-import { errorResponses, linkHeader } from '../../http/responses.js';
+import { errorResponses, linkHeader, rateLimitNote } from '../../http/responses.js';
 import { eventsOf } from '../declared.js';
 import type { ModuleContext } from '../module.js';
 import { eventRepository } from './repository.js';
 import { eventSchemas, type Event } from './schemas.js';
-
-const rateLimitNote = 'Every response carries the rate-limit headers (see components.headers).';
 
 export const eventRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
   app,

@@ -1,8 +1,7 @@
 /** The orders' rules, shared by both backends (which do the I/O only). */
-import { settleIdempotent, type Idempotent } from '../../db/idempotency/records.js';
 import { buildEvent, previousValues, type NewEvent } from '../events/index.js';
 import type { Pet, PetStatus } from '../pets/index.js';
-import type { OrderRecord, ListOrdersQuery, OrderAction, Replayable, MovedPet } from './repository.js';
+import type { OrderRecord, ListOrdersQuery, OrderAction, MovedPet } from './repository.js';
 import type { Inventory, Order } from './schemas.js';
 import { OPEN_ORDER_STATUSES, type OrderStatus } from './statuses.js';
 
@@ -16,15 +15,6 @@ export const TRANSITIONS: Record<
   deliver: { from: ['approved'], to: 'delivered', pet: 'sold' },
   cancel: { from: OPEN_ORDER_STATUSES, to: 'cancelled', pet: 'available' },
 };
-
-/** An idempotent write's outcome in the repository's result vocabulary. */
-export function fromIdempotent<T>(outcome: Idempotent<T>): Replayable<T> {
-  return settleIdempotent(outcome, (status, body) => ({
-    kind: 'replayed' as const,
-    status,
-    body: body as OrderRecord,
-  }));
-}
 
 /** The inventory from the pets' counts by status, zeros included. */
 export function inventoryOf(counts: ReadonlyMap<PetStatus, number>): Inventory {

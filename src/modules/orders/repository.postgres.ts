@@ -2,7 +2,7 @@ import type { PoolClient } from 'pg';
 import type { PostgresDatabase } from '../../db/postgres.js';
 import { TurnBatch, type Settled } from '../../db/turn-batch.js';
 import { afterEachWrite, sharedThenAlone } from '../../db/turn-writes.postgres.js';
-import type { IdempotencyInput } from '../../db/idempotency/records.js';
+import { settleIdempotent, type IdempotencyInput } from '../../db/idempotency/records.js';
 import { idempotencyRepository } from '../../db/idempotency/repository.js';
 import type { PostgresIdempotency } from '../../db/idempotency/repository.postgres.js';
 import { eventRepository, type PostgresEventAppender } from '../events/index.js';
@@ -19,7 +19,7 @@ import type {
   TransitionOutcome,
   TransitionResult,
 } from './repository.js';
-import { fromIdempotent, inventoryOf, listShape, orderEvents, TRANSITIONS } from './decisions.js';
+import { inventoryOf, listShape, orderEvents, TRANSITIONS } from './decisions.js';
 import type { Inventory } from './schemas.js';
 import { moveOf, orderMoves } from './moves.js';
 import { isOpen, openOrderSql } from './statuses.js';
@@ -146,7 +146,7 @@ export class PostgresOrderRepository implements OrderRepository {
     try {
       return await this.db.transaction(async (client) =>
         idempotency
-          ? fromIdempotent(
+          ? settleIdempotent(
               await this.idempotency.run(
                 client,
                 idempotency,

@@ -1,6 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { runAsPromise, type SqliteDatabase } from '../../db/sqlite.js';
-import type { IdempotencyInput } from '../../db/idempotency/records.js';
+import { settleIdempotent, type IdempotencyInput } from '../../db/idempotency/records.js';
 import { idempotencyRepository } from '../../db/idempotency/repository.js';
 import type { SqliteIdempotency } from '../../db/idempotency/repository.sqlite.js';
 import { eventRepository, type SqliteEventAppender } from '../events/index.js';
@@ -15,7 +15,7 @@ import type {
   TransitionOutcome,
   TransitionResult,
 } from './repository.js';
-import { fromIdempotent, inventoryOf, listShape, orderEvents, TRANSITIONS } from './decisions.js';
+import { inventoryOf, listShape, orderEvents, TRANSITIONS } from './decisions.js';
 import type { Inventory } from './schemas.js';
 import { orderMoves } from './moves.js';
 import { openOrderSql } from './statuses.js';
@@ -163,7 +163,7 @@ export class SqliteOrderRepository implements OrderRepository {
    */
   place(input: Place, idempotency?: IdempotencyInput): Promise<PlaceOrderResult> {
     return this.database.writeInTurn(() =>
-      fromIdempotent(
+      settleIdempotent(
         this.idempotency.run(
           idempotency,
           () => this.placeInTransaction(input),
@@ -175,7 +175,7 @@ export class SqliteOrderRepository implements OrderRepository {
 
   transition(input: TransitionInput, idempotency?: IdempotencyInput): Promise<TransitionResult> {
     return this.database.writeInTurn(() =>
-      fromIdempotent(
+      settleIdempotent(
         this.idempotency.run(
           idempotency,
           () => this.transitionInTransaction(input),

@@ -17,6 +17,7 @@ import {
   etagHeader,
   linkHeader,
   locationHeader,
+  rateLimitNote,
   replayedHeader,
 } from '../../http/responses.js';
 import { MAX_ID, ref } from '../../http/schemas.js';
@@ -35,8 +36,6 @@ import { renderOrder } from './decisions.js';
 import { orderError } from './errors.js';
 import { DEFAULT_MAX_OPEN_ORDERS } from './settings.js';
 import { renderRows } from '../../http/row-guard.js';
-
-const rateLimitNote = 'Every response carries the rate-limit headers (see components.headers).';
 
 /** Error responses with the descriptions of this module's own codes. */
 function described(status: number, description: string) {
@@ -86,7 +85,7 @@ function orderVisible(request: FastifyRequest): (recorded: Recorded) => boolean 
 }
 
 /** The refusals every idempotent write shares; returns the reply for a replay, throws for the others. */
-function settleReplayable<T extends { kind: string }>(
+function answerReplayOrRefusal<T extends { kind: string }>(
   request: FastifyRequest,
   reply: FastifyReply,
   result: Replayable<T>,
@@ -151,7 +150,7 @@ export const orderRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
       const { petId } = request.body;
       const accountId = request.principal!.account.id;
       const idempotency = idempotencyInput(request, 'placeOrder', [petId], clock, orderVisible(request));
-      const result = settleReplayable(
+      const result = answerReplayOrRefusal(
         request,
         reply,
         await orders.place({ accountId, petId, maxOpen, now: idempotency?.now ?? clock() }, idempotency),
@@ -313,7 +312,7 @@ export const orderRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (
         const result =
           id > MAX_ID
             ? ({ kind: 'not_found' } as const)
-            : settleReplayable(
+            : answerReplayOrRefusal(
                 request,
                 reply,
                 await orders.transition(

@@ -11,6 +11,7 @@ import {
   linkHeader,
   locationHeader,
   notModifiedResponse,
+  rateLimitNote,
   replayedHeader,
 } from '../../http/responses.js';
 import { MAX_ID, ref } from '../../http/schemas.js';
@@ -29,7 +30,6 @@ const DEPRECATION_HEADERS = {
   link: '</v1/pets>; rel="successor-version"',
 };
 
-const rateLimitNote = 'Every response carries the rate-limit headers (see components.headers).';
 const PET_ETAG = etagHeader(
   'The pet\'s version as a strong entity tag (`"<n>"`), for `If-Match` / `If-None-Match`.',
 );

@@ -9,13 +9,12 @@ import { ifMatch, preconditionFailed, strongEtag } from '../../http/conditional.
 import { ApiError } from '../../http/errors.js';
 import { IdempotencyHeaders, idempotencyInput, refusal, replay } from '../../http/idempotency/index.js';
 import { mergePatchBody, requireDeclaredBody } from '../../http/merge-patch.js';
-import { errorResponses, etagHeader, replayedHeader } from '../../http/responses.js';
+import { errorResponses, etagHeader, rateLimitNote, replayedHeader } from '../../http/responses.js';
 import { MAX_ID, ref } from '../../http/schemas.js';
 import type { PetRepository, VersionTest } from './repository.js';
 import { Pet, PetIdParams, PetPatch } from './schemas.js';
 import { petError } from './errors.js';
 
-const rateLimitNote = 'Every response carries the rate-limit headers (see components.headers).';
 const PET_ETAG = etagHeader(
   'The pet\'s version as a strong entity tag (`"<n>"`), for `If-Match` / `If-None-Match`.',
 );

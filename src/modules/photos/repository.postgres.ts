@@ -1,10 +1,11 @@
 import type { PoolClient } from 'pg';
 import type { PostgresDatabase } from '../../db/postgres.js';
-import type { IdempotencyInput } from '../../db/idempotency/records.js';
+import { settleIdempotent, type IdempotencyInput } from '../../db/idempotency/records.js';
 import { idempotencyRepository } from '../../db/idempotency/repository.js';
 import type { PostgresIdempotency } from '../../db/idempotency/repository.postgres.js';
 import type { AddOutcome, ChangeOutcome, NewPhoto, PhotoRepository, PhotoWrite } from './repository.js';
-import { PHOTO_COLUMNS, recordOf, settlePhoto } from './rows.js';
+import { photoAddition, photoMove, photoRemoval, recordOf, WRITE_STATUS, type Shift } from './decisions.js';
+import { PHOTO_COLUMNS } from './rows.js';
 import type { PhotoRecord, PhotoSize } from './schemas.js';
 
 const COUNT =
@@ -30,7 +31,7 @@ export class PostgresPhotoRepository implements PhotoRepository {
   ): Promise<PhotoWrite<T>> {
     return this.db.transaction(async (client) => {
       if (!idempotency) return work(client);
-      return settlePhoto(
+      return settleIdempotent(
         await this.idempotency.run(client, idempotency, () => work(client), recordOf(status)),
       ) as PhotoWrite<T>;
     });
@@ -66,14 +67,13 @@ export class PostgresPhotoRepository implements PhotoRepository {
   }
 
   add(photo: NewPhoto, idempotency?: IdempotencyInput): Promise<PhotoWrite<AddOutcome>> {
-    return this.write(idempotency, 201, async (client): Promise<AddOutcome> => {
-      const count = await this.lockPet(client, photo.petId);
-      if (count === undefined) return { kind: 'not_found' };
-      if (count >= photo.max) return { kind: 'limit' };
+    return this.write(idempotency, WRITE_STATUS.add, async (client): Promise<AddOutcome> => {
+      const addition = photoAddition(await this.lockPet(client, photo.petId), photo.max);
+      if (addition.kind !== 'insert') return addition;
       await client.query({
         name: 'photos_insert',
         text: 'INSERT INTO pet_photos (id, pet_id, position, width, height, created_at) VALUES ($1, $2, $3, $4, $5, $6)',
-        values: [photo.id, photo.petId, count, photo.width, photo.height, photo.now],
+        values: [photo.id, photo.petId, addition.position, photo.width, photo.height, photo.now],
       });
       const sizes = ['original', ...Object.keys(photo.files)];
       await client.query({
@@ -97,21 +97,20 @@ export class PostgresPhotoRepository implements PhotoRepository {
   }
 
   remove(petId: number, photoId: string, idempotency?: IdempotencyInput): Promise<PhotoWrite<ChangeOutcome>> {
-    return this.write(idempotency, 204, async (client): Promise<ChangeOutcome> => {
-      if ((await this.lockPet(client, petId)) === undefined) return { kind: 'not_found' };
-      const photo = await this.get(client, photoId, petId);
-      if (!photo) return { kind: 'not_found' };
+    return this.write(idempotency, WRITE_STATUS.remove, async (client): Promise<ChangeOutcome> => {
+      const count = await this.lockPet(client, petId);
+      const removal = photoRemoval(
+        count,
+        count === undefined ? undefined : await this.get(client, photoId, petId),
+      );
+      if (removal.kind !== 'delete') return removal;
       await client.query({
         name: 'photos_delete',
         text: 'DELETE FROM pet_photos WHERE id = $1',
         values: [photoId],
       });
-      await client.query({
-        name: 'photos_close_gap',
-        text: 'UPDATE pet_photos SET position = position - 1 WHERE pet_id = $1 AND position > $2',
-        values: [petId, photo.position],
-      });
-      return { kind: 'done', photo };
+      await this.shift(client, petId, removal.shift);
+      return { kind: 'done', photo: removal.photo };
     });
   }
 
@@ -121,21 +120,28 @@ export class PostgresPhotoRepository implements PhotoRepository {
     position: number,
     idempotency?: IdempotencyInput,
   ): Promise<PhotoWrite<ChangeOutcome>> {
-    return this.write(idempotency, 200, async (client): Promise<ChangeOutcome> => {
+    return this.write(idempotency, WRITE_STATUS.move, async (client): Promise<ChangeOutcome> => {
       const count = await this.lockPet(client, petId);
-      if (count === undefined) return { kind: 'not_found' };
-      const photo = await this.get(client, photoId, petId);
-      if (!photo) return { kind: 'not_found' };
-      if (position >= count) return { kind: 'bad_position', count };
-      // Every photo between the old and the new place moves one step towards the old one.
+      const photo = count === undefined ? undefined : await this.get(client, photoId, petId);
+      const move = photoMove(count, photo, position);
+      if (move.kind !== 'place') return move;
+      // The shift and the placing in one statement (one round trip).
       await client.query({
         name: 'photos_move',
-        text: `UPDATE pet_photos SET position = CASE WHEN id = $2 THEN $4
-                 WHEN $4 < $3 THEN position + 1 ELSE position - 1 END
-               WHERE pet_id = $1 AND position BETWEEN least($3::int, $4::int) AND greatest($3::int, $4::int)`,
-        values: [petId, photoId, photo.position, position],
+        text: `UPDATE pet_photos SET position = CASE WHEN id = $2 THEN $3::int ELSE position + $4::int END
+               WHERE pet_id = $1 AND (id = $2 OR position BETWEEN $5::int AND $6::int)`,
+        values: [petId, photoId, position, move.shift?.by ?? 0, move.shift?.from ?? 0, move.shift?.to ?? -1],
       });
-      return { kind: 'done', photo: { ...photo, position } };
+      return { kind: 'done', photo: move.photo };
+    });
+  }
+
+  private async shift(client: PoolClient, petId: number, shift: Shift | undefined): Promise<void> {
+    if (!shift) return;
+    await client.query({
+      name: 'photos_shift',
+      text: 'UPDATE pet_photos SET position = position + $2::int WHERE pet_id = $1 AND position BETWEEN $3::int AND $4::int',
+      values: [petId, shift.by, shift.from, shift.to],
     });
   }
 

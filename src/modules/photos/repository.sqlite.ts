@@ -1,10 +1,11 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { runAsPromise, type SqliteDatabase } from '../../db/sqlite.js';
-import type { IdempotencyInput } from '../../db/idempotency/records.js';
+import { settleIdempotent, type IdempotencyInput } from '../../db/idempotency/records.js';
 import { idempotencyRepository } from '../../db/idempotency/repository.js';
 import type { SqliteIdempotency } from '../../db/idempotency/repository.sqlite.js';
 import type { AddOutcome, ChangeOutcome, NewPhoto, PhotoRepository, PhotoWrite } from './repository.js';
-import { PHOTO_COLUMNS, recordOf, settlePhoto } from './rows.js';
+import { photoAddition, photoMove, photoRemoval, recordOf, WRITE_STATUS, type Shift } from './decisions.js';
+import { PHOTO_COLUMNS } from './rows.js';
 import { RecentFiles } from './recent-files.js';
 import type { PhotoRecord, PhotoSize } from './schemas.js';
 
@@ -57,21 +58,27 @@ export class SqlitePhotoRepository implements PhotoRepository {
 
   add(photo: NewPhoto, idempotency?: IdempotencyInput): Promise<PhotoWrite<AddOutcome>> {
     return this.database.writeInTurn(() =>
-      settlePhoto(
+      settleIdempotent(
         this.idempotency.run(
           idempotency,
           (): AddOutcome => {
-            const count = this.stmt.count.get(photo.petId);
-            if (count === undefined || count === null) return { kind: 'not_found' };
-            if (count >= photo.max) return { kind: 'limit' };
-            this.stmt.insert.run(photo.id, photo.petId, count, photo.width, photo.height, photo.now);
+            const addition = photoAddition(this.countNow(photo.petId), photo.max);
+            if (addition.kind !== 'insert') return addition;
+            this.stmt.insert.run(
+              photo.id,
+              photo.petId,
+              addition.position,
+              photo.width,
+              photo.height,
+              photo.now,
+            );
             this.stmt.insertFile.run(photo.id, 'original', photo.original);
             for (const [size, bytes] of Object.entries(photo.files)) {
               this.stmt.insertFile.run(photo.id, size, bytes);
             }
             return { kind: 'added', photo: this.stmt.get.get(photo.id, photo.petId)! };
           },
-          recordOf(201),
+          recordOf(WRITE_STATUS.add),
         ),
       ),
     );
@@ -83,17 +90,17 @@ export class SqlitePhotoRepository implements PhotoRepository {
 
   remove(petId: number, photoId: string, idempotency?: IdempotencyInput): Promise<PhotoWrite<ChangeOutcome>> {
     return this.database.writeInTurn(() =>
-      settlePhoto(
+      settleIdempotent(
         this.idempotency.run(
           idempotency,
           (): ChangeOutcome => {
-            const photo = this.stmt.get.get(photoId, petId);
-            if (!photo) return { kind: 'not_found' };
+            const removal = photoRemoval(this.countNow(petId), this.stmt.get.get(photoId, petId));
+            if (removal.kind !== 'delete') return removal;
             this.stmt.delete.run(photoId);
-            this.stmt.shift.run(-1, petId, photo.position + 1, Number.MAX_SAFE_INTEGER);
-            return { kind: 'done', photo };
+            this.shift(petId, removal.shift);
+            return { kind: 'done', photo: removal.photo };
           },
-          recordOf(204),
+          recordOf(WRITE_STATUS.remove),
         ),
       ),
     );
@@ -106,23 +113,29 @@ export class SqlitePhotoRepository implements PhotoRepository {
     idempotency?: IdempotencyInput,
   ): Promise<PhotoWrite<ChangeOutcome>> {
     return this.database.writeInTurn(() =>
-      settlePhoto(
+      settleIdempotent(
         this.idempotency.run(
           idempotency,
           (): ChangeOutcome => {
-            const photo = this.stmt.get.get(photoId, petId);
-            if (!photo) return { kind: 'not_found' };
-            const count = this.stmt.count.get(petId)!;
-            if (position >= count) return { kind: 'bad_position', count };
-            if (position < photo.position) this.stmt.shift.run(1, petId, position, photo.position - 1);
-            if (position > photo.position) this.stmt.shift.run(-1, petId, photo.position + 1, position);
+            const move = photoMove(this.countNow(petId), this.stmt.get.get(photoId, petId), position);
+            if (move.kind !== 'place') return move;
+            this.shift(petId, move.shift);
             this.stmt.place.run(position, photoId);
-            return { kind: 'done', photo: { ...photo, position } };
+            return { kind: 'done', photo: move.photo };
           },
-          recordOf(200),
+          recordOf(WRITE_STATUS.move),
         ),
       ),
     );
+  }
+
+  /** The pet's number of photos; undefined for an unknown pet. */
+  private countNow(petId: number): number | undefined {
+    return this.stmt.count.get(petId) ?? undefined;
+  }
+
+  private shift(petId: number, shift: Shift | undefined): void {
+    if (shift) this.stmt.shift.run(shift.by, petId, shift.from, shift.to);
   }
 
   exists(photoId: string): Promise<boolean> {

@@ -1,10 +1,10 @@
 import type { RepositoryFactory } from '../../db/database.js';
-import type { IdempotencyInput, IdempotencyRefusal } from '../../db/idempotency/records.js';
+import type { IdempotencyInput, IdempotencyRefusal, Replayed } from '../../db/idempotency/records.js';
 import { PostgresPhotoRepository } from './repository.postgres.js';
 import { SqlitePhotoRepository } from './repository.sqlite.js';
 import type { PhotoRecord, PhotoSize } from './schemas.js';
 
-export type PhotoWrite<T> = T | { kind: 'replayed'; status: number; body: unknown } | IdempotencyRefusal;
+export type PhotoWrite<T> = T | Replayed | IdempotencyRefusal;
 
 export type AddOutcome = { kind: 'added'; photo: PhotoRecord } | { kind: 'not_found' } | { kind: 'limit' };
 export type ChangeOutcome =

@@ -10,7 +10,14 @@ import { ifNoneMatchHits } from '../../http/conditional.js';
 import { ApiError } from '../../http/errors.js';
 import { IdempotencyHeaders, idempotencyInput, refusal, replay } from '../../http/idempotency/index.js';
 import { idempotencyRepository, type IdempotencyRepository } from '../../db/idempotency/repository.js';
-import { errorResponses, etagHeader, header, locationHeader, replayedHeader } from '../../http/responses.js';
+import {
+  errorResponses,
+  etagHeader,
+  header,
+  locationHeader,
+  rateLimitNote,
+  replayedHeader,
+} from '../../http/responses.js';
 import { MAX_ID, pathId, ref } from '../../http/schemas.js';
 import type { ModuleContext } from '../module.js';
 import {
@@ -40,7 +47,6 @@ import {
 import { petError } from '../pets/index.js';
 import { limitError, photoNotFound, wrongType } from './errors.js';
 
-const rateLimitNote = 'Every response carries the rate-limit headers (see components.headers).';
 const REPLAYED = {
   'Idempotent-Replayed': replayedHeader('`true` when this response replays an earlier one.'),
 };

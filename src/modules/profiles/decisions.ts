@@ -1,7 +1,12 @@
 /** The profiles' rules, shared by both backends (which do the I/O only). */
-import { settleIdempotent } from '../../db/idempotency/records.js';
 import { buildEvent, type NewEvent } from '../events/index.js';
-import type { ProfileDoc, ProfileRecord, ProfileChange, ProfileWriteResult } from './repository.js';
+import type {
+  ProfileDoc,
+  ProfileRecord,
+  ProfileChange,
+  ProfileWrite,
+  ProfileWriteResult,
+} from './repository.js';
 import type { PetProfile } from './schemas.js';
 
 /** The columns search filters on (a function: the backends' modules read it while this one loads). */
@@ -29,7 +34,7 @@ export function searchValues(doc: ProfileDoc): (string | number | boolean | null
 }
 
 /** The `pet.profile_updated` event: the profile after the change, the changed fields' old values. */
-export function profileEvent(petId: number, before: ProfileDoc, after: ProfileRecord, now: number): NewEvent {
+function profileEvent(petId: number, before: ProfileDoc, after: ProfileRecord, now: number): NewEvent {
   const previous: Record<string, unknown> = {};
   const old = before as Record<string, unknown>;
   const next = after.doc as Record<string, unknown>;
@@ -43,23 +48,38 @@ export function profileEvent(petId: number, before: ProfileDoc, after: ProfileRe
   );
 }
 
-/** What an idempotent profile write records, and how its replay reads it back. */
+/** What an idempotent profile write records: its replay answers the record as it was (`Replayed`). */
 export function recordOf(result: ProfileWriteResult): { status: number; body: ProfileRecord } | undefined {
   return result.kind === 'done' ? { status: 200, body: result.record } : undefined;
 }
 
-export function settleProfile(
-  outcome: Parameters<typeof settleIdempotent<ProfileWriteResult, ProfileWriteResult>>[0],
-): ProfileWriteResult {
-  return settleIdempotent(outcome, (status, body) => ({
-    kind: 'replayed' as const,
-    status,
-    record: body as ProfileRecord,
-  }));
+/**
+ * A profile write, given the profile as read in its transaction (undefined: no such pet): the refusal, or
+ * the record to store (version + 1, changed now) and the `pet.profile_updated` event to append with it.
+ */
+export function profileWrite(
+  current: ProfileRecord | undefined,
+  input: ProfileWrite,
+): Extract<ProfileWriteResult, { kind: 'not_found' | 'precondition_failed' | 'invalid' }> | ProfileStore {
+  if (!current) return { kind: 'not_found' };
+  if (input.ifMatch && !input.ifMatch(current.version)) {
+    return { kind: 'precondition_failed', version: current.version };
+  }
+  const next = applyChange(input.change, current.doc);
+  if (!('doc' in next)) return next;
+  const record: ProfileRecord = { doc: next.doc, version: current.version + 1, updatedAt: input.now };
+  return { kind: 'store', record, event: profileEvent(input.petId, current.doc, record, input.now) };
+}
+
+/** What a profile write stores: the record, and the event announcing it. */
+export interface ProfileStore {
+  kind: 'store';
+  record: ProfileRecord;
+  event: NewEvent;
 }
 
 /** Applies a change to the current document: the new one, or the reason it is refused. */
-export function applyChange(
+function applyChange(
   change: ProfileChange,
   current: ProfileDoc,
 ): { doc: ProfileDoc } | { kind: 'invalid'; field: string; message: string } {

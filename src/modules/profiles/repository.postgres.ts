@@ -1,6 +1,6 @@
 import type { PoolClient } from 'pg';
 import type { PostgresDatabase } from '../../db/postgres.js';
-import type { IdempotencyInput } from '../../db/idempotency/records.js';
+import { settleIdempotent, type IdempotencyInput } from '../../db/idempotency/records.js';
 import { idempotencyRepository } from '../../db/idempotency/repository.js';
 import type { PostgresIdempotency } from '../../db/idempotency/repository.postgres.js';
 import { eventRepository, type PostgresEventAppender } from '../events/index.js';
@@ -11,14 +11,7 @@ import type {
   ProfileWrite,
   ProfileWriteResult,
 } from './repository.js';
-import {
-  applyChange,
-  profileEvent,
-  recordOf,
-  searchColumns,
-  searchValues,
-  settleProfile,
-} from './decisions.js';
+import { profileWrite, recordOf, searchColumns, searchValues } from './decisions.js';
 
 type Row = { doc: string | null; version: string | null; updatedAt: string | null };
 
@@ -58,7 +51,7 @@ export class PostgresProfileRepository implements ProfileRepository {
   write(input: ProfileWrite, idempotency?: IdempotencyInput): Promise<ProfileWriteResult> {
     return this.db.transaction(async (client) => {
       if (!idempotency) return this.writeNow(client, input);
-      return settleProfile(
+      return settleIdempotent(
         await this.idempotency.run(client, idempotency, () => this.writeNow(client, input), recordOf),
       );
     });
@@ -88,20 +81,18 @@ export class PostgresProfileRepository implements ProfileRepository {
   }
 
   private async writeNow(client: PoolClient, input: ProfileWrite): Promise<ProfileWriteResult> {
+    // The lock first, the read after it: under READ COMMITTED a read in the locking statement would see the
+    // profile as it was before the lock's previous holder committed.
     const locked = await client.query({ name: 'profile_lock_pet', text: LOCK, values: [input.petId] });
-    if (locked.rowCount === 0) return { kind: 'not_found' };
-    const { rows } = await client.query<Row>({
-      name: 'profile_read_locked',
-      text: READ_LOCKED,
-      values: [input.petId],
-    });
-    const current = toRecord(rows[0] ?? { doc: null, version: null, updatedAt: null })!;
-    if (input.ifMatch && !input.ifMatch(current.version)) {
-      return { kind: 'precondition_failed', version: current.version };
-    }
-    const next = applyChange(input.change, current.doc);
-    if (!('doc' in next)) return next;
-    const record: ProfileRecord = { doc: next.doc, version: current.version + 1, updatedAt: input.now };
+    const read =
+      locked.rowCount === 0
+        ? undefined
+        : ((
+            await client.query<Row>({ name: 'profile_read_locked', text: READ_LOCKED, values: [input.petId] })
+          ).rows[0] ?? { doc: null, version: null, updatedAt: null });
+    const write = profileWrite(toRecord(read), input);
+    if (write.kind !== 'store') return write;
+    const { record, event } = write;
     await client.query({
       name: 'profile_upsert',
       text: this.upsert,
@@ -113,7 +104,7 @@ export class PostgresProfileRepository implements ProfileRepository {
         ...searchValues(record.doc),
       ],
     });
-    await this.events.append(client, profileEvent(input.petId, current.doc, record, input.now));
+    await this.events.append(client, event);
     return { kind: 'done', record };
   }
 }

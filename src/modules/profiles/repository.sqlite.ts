@@ -1,6 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { runAsPromise, type SqliteDatabase } from '../../db/sqlite.js';
-import type { IdempotencyInput } from '../../db/idempotency/records.js';
+import { settleIdempotent, type IdempotencyInput } from '../../db/idempotency/records.js';
 import { idempotencyRepository } from '../../db/idempotency/repository.js';
 import type { SqliteIdempotency } from '../../db/idempotency/repository.sqlite.js';
 import { eventRepository, type SqliteEventAppender } from '../events/index.js';
@@ -11,14 +11,7 @@ import type {
   ProfileWrite,
   ProfileWriteResult,
 } from './repository.js';
-import {
-  applyChange,
-  profileEvent,
-  recordOf,
-  searchColumns,
-  searchValues,
-  settleProfile,
-} from './decisions.js';
+import { profileWrite, recordOf, searchColumns, searchValues } from './decisions.js';
 
 type Row = { doc: string | null; version: number | null; updatedAt: number | null };
 
@@ -62,7 +55,7 @@ export class SqliteProfileRepository implements ProfileRepository {
 
   write(input: ProfileWrite, idempotency?: IdempotencyInput): Promise<ProfileWriteResult> {
     return this.database.writeInTurn(() =>
-      settleProfile(this.idempotency.run(idempotency, () => this.writeNow(input), recordOf)),
+      settleIdempotent(this.idempotency.run(idempotency, () => this.writeNow(input), recordOf)),
     );
   }
 
@@ -80,13 +73,9 @@ export class SqliteProfileRepository implements ProfileRepository {
 
   private writeNow(input: ProfileWrite): ProfileWriteResult {
     const current = toRecord(this.read.get(input.petId));
-    if (!current) return { kind: 'not_found' };
-    if (input.ifMatch && !input.ifMatch(current.version)) {
-      return { kind: 'precondition_failed', version: current.version };
-    }
-    const next = applyChange(input.change, current.doc);
-    if (!('doc' in next)) return next;
-    const record: ProfileRecord = { doc: next.doc, version: current.version + 1, updatedAt: input.now };
+    const write = profileWrite(current, input);
+    if (write.kind !== 'store') return write;
+    const { record, event } = write;
     this.upsert.run(
       input.petId,
       JSON.stringify(record.doc),
@@ -94,7 +83,7 @@ export class SqliteProfileRepository implements ProfileRepository {
       input.now,
       ...searchValues(record.doc).map(sqliteValue),
     );
-    this.events.append(profileEvent(input.petId, current.doc, record, input.now));
+    this.events.append(event);
     return { kind: 'done', record };
   }
 }

@@ -1,5 +1,5 @@
 import type { RepositoryFactory } from '../../db/database.js';
-import type { IdempotencyInput, IdempotencyRefusal } from '../../db/idempotency/records.js';
+import type { IdempotencyInput, IdempotencyRefusal, Replayed } from '../../db/idempotency/records.js';
 import { PostgresProfileRepository } from './repository.postgres.js';
 import { SqliteProfileRepository } from './repository.sqlite.js';
 import type { PetProfile } from './schemas.js';
@@ -20,7 +20,7 @@ export type ProfileWriteResult =
   | { kind: 'not_found' }
   | { kind: 'precondition_failed'; version: number }
   | { kind: 'invalid'; field: string; message: string }
-  | { kind: 'replayed'; status: number; record: ProfileRecord }
+  | Replayed<ProfileRecord>
   | IdempotencyRefusal;
 
 export interface ProfileWrite {

@@ -10,7 +10,7 @@ import { ifMatch, notModified, preconditionFailed, strongEtag } from '../../http
 import { ApiError } from '../../http/errors.js';
 import { IdempotencyHeaders, idempotencyInput, refusal, replay } from '../../http/idempotency/index.js';
 import { mergePatchBody, requireDeclaredBody } from '../../http/merge-patch.js';
-import { errorResponses, etagHeader, replayedHeader } from '../../http/responses.js';
+import { errorResponses, etagHeader, rateLimitNote, replayedHeader } from '../../http/responses.js';
 import { MAX_ID, pathId, ref } from '../../http/schemas.js';
 import type { ModuleContext } from '../module.js';
 import {
@@ -23,7 +23,6 @@ import { canonical, mergePatch, profileProblem, renderProfile } from './decision
 import { PetProfile, PetProfileInput, PetProfilePatch } from './schemas.js';
 import { petError } from '../pets/index.js';
 
-const rateLimitNote = 'Every response carries the rate-limit headers (see components.headers).';
 const ETAG = etagHeader('The profile\'s version as a strong ETag (`"<n>"`, `"0"` before the first write).');
 const REPLAYED = replayedHeader('`true` when this response replays an earlier one (same Idempotency-Key).');
 
@@ -82,8 +81,8 @@ export const profileRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async (ap
         return reply.header('etag', strongEtag(result.record.version)).send(renderProfile(result.record));
       case 'replayed':
         return replay(reply, result.status)
-          .header('etag', strongEtag(result.record.version))
-          .send(renderProfile(result.record));
+          .header('etag', strongEtag(result.body.version))
+          .send(renderProfile(result.body));
       case 'not_found':
         throw petError('pet_not_found', `No pet with id ${petId}.`);
       case 'precondition_failed':

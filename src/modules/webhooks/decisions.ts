@@ -1,12 +1,24 @@
 /** The webhooks' rules, shared by both backends (which do the I/O only). */
-import { effectiveScopes, parseScopes, type Scope } from '../accounts/index.js';
-import type { EndpointRecord, ClaimQuery, ClaimCandidate } from './repository.js';
+import type { Scope } from '../accounts/index.js';
+import type {
+  AttemptOutcome,
+  ClaimCandidate,
+  ClaimQuery,
+  DeliveryStatus,
+  EndpointChange,
+  EndpointRecord,
+  NewEndpoint,
+} from './repository.js';
+import { formatEvents, formatGranted } from './rows.js';
 
 /** What a delivery skipped at send time says: the account no longer holds the authority (see `unauthorized`). */
 export const NOT_AUTHORIZED = 'not_authorized';
 
 /** What a pending delivery says when its endpoint was disabled before it could be sent. */
 export const ENDPOINT_DISABLED = 'endpoint_disabled';
+
+/** Why an endpoint its account turned off is disabled. */
+export const DISABLED_BY_ACCOUNT = 'disabled by the account';
 
 /** Delivery rows one fan-out transaction writes at most (whatever the number of accounts and endpoints). */
 export const FAN_OUT_ROWS = 1000;
@@ -27,6 +39,95 @@ export function disableReason(attempt: {
   if (since !== null && since !== undefined && attempt.now - since >= attempt.disableAfterMs)
     return 'deliveries failed for 3 days';
   return null;
+}
+
+/** An endpoint's row as creating it writes it (the storage forms of rows.ts). */
+export interface EndpointInsert {
+  url: string;
+  events: string;
+  secret: string;
+  ordersManage: 0 | 1;
+  grantedScopes: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/**
+ * Creating an endpoint, given how many the account holds (read under the backend's per-account
+ * serialisation): refused at `max`, else the row to insert. A URL the account already has is refused by the
+ * unique index, which also holds when two creations race.
+ */
+export function endpointCreation(
+  held: number,
+  max: number,
+  endpoint: NewEndpoint,
+  now: number,
+): { kind: 'limit'; limit: number } | { kind: 'insert'; row: EndpointInsert } {
+  if (held >= max) return { kind: 'limit', limit: max };
+  return {
+    kind: 'insert',
+    row: {
+      url: endpoint.url,
+      events: formatEvents(endpoint.events),
+      secret: endpoint.secret,
+      ordersManage: endpoint.ordersManage ? 1 : 0,
+      grantedScopes: formatGranted(endpoint.grantedScopes),
+      createdAt: now,
+      updatedAt: now,
+    },
+  };
+}
+
+/**
+ * What a change of an endpoint writes: null keeps a column. Turning it off records why (DISABLED_BY_ACCOUNT);
+ * turning it on clears the reason and the failing streak, so the endpoint gets its full 3 days again.
+ */
+export interface EndpointUpdate {
+  url: string | null;
+  events: string | null;
+  grantedScopes: string | null;
+  enabled: 0 | 1 | null;
+  /** Whether `disabledReason` replaces the stored reason. */
+  setReason: 0 | 1;
+  disabledReason: string | null;
+  /** 1: the failing streak ends. */
+  clearFailingSince: 0 | 1;
+  updatedAt: number;
+}
+
+export function endpointUpdate(change: EndpointChange, now: number): EndpointUpdate {
+  const enabled = change.enabled === undefined ? null : change.enabled ? 1 : 0;
+  return {
+    url: change.url ?? null,
+    events: change.events ? formatEvents(change.events) : null,
+    grantedScopes: formatGranted(change.grantedScopes),
+    enabled,
+    setReason: enabled === null ? 0 : 1,
+    disabledReason: enabled === 0 ? DISABLED_BY_ACCOUNT : null,
+    clearFailingSince: enabled === 1 ? 1 : 0,
+    updatedAt: now,
+  };
+}
+
+/**
+ * What a finished attempt writes on its delivery: a success is final; a failure stays pending until its
+ * next attempt, and fails for good when the schedule has none left (`nextAttemptAt` null).
+ */
+export function attemptRecord(outcome: AttemptOutcome): {
+  status: DeliveryStatus;
+  nextAttemptAt: number | null;
+  statusCode: number | null;
+  error: string | null;
+} {
+  if (outcome.kind === 'succeeded') {
+    return { status: 'succeeded', nextAttemptAt: null, statusCode: outcome.statusCode, error: null };
+  }
+  return {
+    status: outcome.nextAttemptAt === null ? 'failed' : 'pending',
+    nextAttemptAt: outcome.nextAttemptAt,
+    statusCode: outcome.statusCode,
+    error: outcome.error,
+  };
 }
 
 /** How many more deliveries of `endpointId` a claim may lease. */
@@ -104,13 +205,6 @@ export function orderScope(endpoint: EndpointAuthority, live: ReadonlySet<Scope>
     (granted === null || granted.includes('orders:manage'))
     ? 'all'
     : 'own';
-}
-
-/** What a set of keys (their stored scope lists) may use together. */
-export function unionScopes(stored: readonly (string | null)[]): Set<Scope> {
-  const all = new Set<Scope>();
-  for (const scopes of stored) for (const scope of effectiveScopes(parseScopes(scopes))) all.add(scope);
-  return all;
 }
 
 /**

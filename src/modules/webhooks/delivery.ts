@@ -24,14 +24,14 @@ export const MAX_RESPONSE_BYTES = 1024;
  * category, never the resolver's or the socket's message, which can name the operator's internal addresses.
  * The detail goes to the attempt's log line.
  */
-export type FailureCategory =
-  'dns_failed' | 'address_not_allowed' | 'connect_failed' | 'timeout' | 'tls_failed';
+type FailureCategory = 'dns_failed' | 'address_not_allowed' | 'connect_failed' | 'timeout' | 'tls_failed';
+type RefusalCategory = 'dns_failed' | 'address_not_allowed';
 
 export type AttemptResult =
   | { kind: 'answered'; statusCode: number; retryAfter: string | undefined }
-  | { kind: 'error'; category: 'connect_failed' | 'timeout' | 'tls_failed'; error: string }
+  | { kind: 'error'; category: Exclude<FailureCategory, RefusalCategory>; error: string }
   /** The SSRF rules refused the receiver's address (or it did not resolve); nothing was sent. */
-  | { kind: 'refused'; category: 'dns_failed' | 'address_not_allowed'; error: string };
+  | { kind: 'refused'; category: RefusalCategory; error: string };
 
 /** Hostnames compare without IPv6 brackets and case-insensitively. */
 export function bareHost(hostname: string): string {

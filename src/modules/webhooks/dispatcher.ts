@@ -116,7 +116,7 @@ export class WebhookDispatcher {
     this.wakeQueued = true;
     setImmediate(() => {
       this.wakeQueued = false;
-      this.kick(true);
+      this.lookNow(true);
     });
   }
 
@@ -129,13 +129,13 @@ export class WebhookDispatcher {
     if (this.timer !== undefined || this.stopped) return;
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      this.kick();
+      this.lookNow();
     }, this.options.pollMs);
     this.timer.unref();
   }
 
   /** Look for work now: a pass, or another one right after the pass under way. */
-  private kick(afterCommit = false): void {
+  private lookNow(afterCommit = false): void {
     if (!this.started || this.stopped) return;
     if (!afterCommit) this.claimDue = true;
     if (this.passing) {
@@ -149,7 +149,7 @@ export class WebhookDispatcher {
         if (this.stopped) return;
         if (this.again) {
           this.again = false;
-          this.kick(true); // the reason that set `again` already set claimDue
+          this.lookNow(true); // the reason that set `again` already set claimDue
         } else {
           this.armPoll();
         }
@@ -233,7 +233,7 @@ export class WebhookDispatcher {
           if (accountLeft <= 0) this.accountInFlight.delete(delivery.accountId);
           else this.accountInFlight.set(delivery.accountId, accountLeft);
           // A freed slot: claim the next one at once (the completions of one turn come here together).
-          this.kick();
+          this.lookNow();
         });
       this.running.add(task);
     }

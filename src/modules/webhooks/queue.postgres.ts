@@ -1,8 +1,8 @@
 /** The webhook delivery queue on PostgreSQL: fan-out, claims, leases, completions and its gauges. */
 import type { PostgresDatabase } from '../../db/postgres.js';
 import type { PoolClient } from 'pg';
-import type { Scope } from '../accounts/index.js';
-import { eventRepository } from '../events/index.js';
+import { accountRepository, type PostgresLiveKeys, type Scope } from '../accounts/index.js';
+import { eventRepository, type PostgresEventDispatch } from '../events/index.js';
 import type {
   ClaimCandidate,
   AttemptOutcome,
@@ -14,6 +14,7 @@ import type {
   QueueStats,
 } from './repository.js';
 import {
+  attemptRecord,
   disableReason,
   ENDPOINT_DISABLED,
   endpointMay,
@@ -21,7 +22,6 @@ import {
   fairOrder,
   FAN_OUT_ROWS,
   NOT_AUTHORIZED,
-  unionScopes,
 } from './decisions.js';
 import {
   authorityOf,
@@ -36,21 +36,6 @@ import {
   type FanOutCursor,
 } from './rows.js';
 
-const LIVE_KEYS = `SELECT account_id AS "accountId", scopes FROM api_keys
-  WHERE account_id = ANY($1::bigint[]) AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2)`;
-
-/** What each account's active keys may use together. */
-async function liveScopes(
-  query: (text: string, values: unknown[]) => Promise<{ accountId: number; scopes: string | null }[]>,
-  accountIds: number[],
-  now: number,
-): Promise<Map<number, ReadonlySet<Scope>>> {
-  const rows = await query(LIVE_KEYS, [accountIds, now]);
-  return new Map(
-    accountIds.map((id) => [id, unionScopes(rows.filter((k) => k.accountId === id).map((k) => k.scopes))]),
-  );
-}
-
 /**
  * Every instance dispatches: fan-out and claims lock the rows they take with FOR UPDATE SKIP LOCKED, so two
  * dispatchers never take the same event or delivery and never wait for each other.
@@ -58,6 +43,11 @@ async function liveScopes(
  */
 export class PostgresDeliveryQueue {
   constructor(protected readonly db: PostgresDatabase) {}
+
+  /** The accounts module's keys, read on this queue's connections (see PostgresLiveKeys). */
+  protected get accounts(): PostgresLiveKeys {
+    return this.db.repository(accountRepository);
+  }
 
   listDeliveries(q: { endpointId: number; afterId?: number; limit: number }): Promise<DeliveryRecord[]> {
     return this.db.query<DeliveryRecord>({
@@ -82,12 +72,13 @@ export class PostgresDeliveryQueue {
   async fanOut(now: number, limit: number, maxRows = FAN_OUT_ROWS): Promise<number> {
     // Only events the feed has numbered: the publisher never waits on the rows fan-out locks, and fan-out
     // never skips the rows a pass is numbering. Publishing first keeps a commit's wake enough to send it.
-    await this.db.repository(eventRepository).publish();
+    const events = this.db.repository(eventRepository);
+    await events.publish();
     const rowsPerTransaction = Math.max(1, maxRows);
     let done = 0;
     let cursor: FanOutCursor | undefined;
     for (;;) {
-      const result = await this.fanOutStep(now, limit - done, rowsPerTransaction, cursor);
+      const result = await this.fanOutStep(events, now, limit - done, rowsPerTransaction, cursor);
       done += result.dispatched;
       cursor = result.cursor;
       if (cursor === undefined || done >= limit) return done;
@@ -96,25 +87,18 @@ export class PostgresDeliveryQueue {
 
   /** One transaction of a fan-out: at most `maxRows` deliveries (see the contract in repository.ts). */
   private fanOutStep(
+    outbox: PostgresEventDispatch,
     now: number,
     want: number,
     maxRows: number,
     cursor: FanOutCursor | undefined,
   ): Promise<{ dispatched: number; cursor: FanOutCursor | undefined }> {
     return this.db.transaction(async (client) => {
-      const { rows: events } = await client.query<{
-        seq: number;
-        id: string;
-        type: string;
-        accountId: number | null;
-      }>(
-        `SELECT seq, id, type, account_id AS "accountId" FROM events WHERE dispatched = 0 AND position IS NOT NULL
-         ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED`,
-        [want],
-      );
+      const events = await outbox.undispatched(client, want);
       if (events.length === 0) return { dispatched: 0, cursor: undefined };
       const pages = new Map<number, EndpointRecord[]>();
       const live = new Map<number, ReadonlySet<Scope>>();
+      const { accounts } = this;
       const endpointsAfter = async (after: number): Promise<EndpointRecord[]> => {
         let page = pages.get(after);
         if (!page) {
@@ -125,12 +109,7 @@ export class PostgresDeliveryQueue {
           page = rows.map(toEndpoint);
           const unknown = [...new Set(page.map((e) => e.accountId))].filter((id) => !live.has(id));
           if (unknown.length > 0)
-            for (const [id, scopes] of await liveScopes(
-              async (text, values) => (await client.query(text, values)).rows,
-              unknown,
-              now,
-            ))
-              live.set(id, scopes);
+            for (const [id, scopes] of await accounts.liveScopes(client, unknown, now)) live.set(id, scopes);
           pages.set(after, page);
         }
         return page;
@@ -168,15 +147,10 @@ export class PostgresDeliveryQueue {
           [endpointIds, eventIds, types, now],
         );
       }
-      if (dispatched.length > 0) {
-        await client.query('UPDATE events SET dispatched = 1 WHERE seq = ANY($1::bigint[])', [dispatched]);
-      }
+      await outbox.markDispatched(client, dispatched);
       return { dispatched: dispatched.length, cursor: cut };
     });
   }
-
-  private readonly query = (text: string, values: unknown[]) =>
-    this.db.query<{ accountId: number; scopes: string | null }>({ text, values });
 
   async unauthorized(deliveryIds: number[], now: number): Promise<number[]> {
     if (deliveryIds.length === 0) return [];
@@ -188,8 +162,7 @@ export class PostgresDeliveryQueue {
              WHERE d.id = ANY($1::bigint[])`,
       values: [deliveryIds],
     });
-    const accounts = [...new Set(rows.map((r) => r.accountId))];
-    const live = await liveScopes(this.query, accounts, now);
+    const live = await this.accounts.liveScopes(undefined, [...new Set(rows.map((r) => r.accountId))], now);
     return rows
       .filter(
         (r) =>
@@ -210,7 +183,7 @@ export class PostgresDeliveryQueue {
   }
 
   async liveScopes(accountId: number, now: number): Promise<ReadonlySet<Scope>> {
-    const live = await liveScopes(this.query, [accountId], now);
+    const live = await this.accounts.liveScopes(undefined, [accountId], now);
     return live.get(accountId)!;
   }
 
@@ -321,19 +294,12 @@ export class PostgresDeliveryQueue {
     now: number,
     disableAfterMs: number,
   ): Promise<boolean> {
+    const r = attemptRecord(outcome);
     const { rows } = await client.query<{ endpointId: number }>(
       `UPDATE webhook_deliveries SET status = $1, attempts = attempts + 1, next_attempt_at = $2, lease_until = NULL,
          lease_token = NULL, last_status_code = $3, last_error = $4, last_attempt_at = $5
        WHERE id = $6 AND lease_token = $7 RETURNING endpoint_id AS "endpointId"`,
-      [
-        outcome.nextAttemptAt === null ? 'failed' : 'pending',
-        outcome.nextAttemptAt,
-        outcome.statusCode,
-        outcome.error,
-        now,
-        c.id,
-        c.leaseToken,
-      ],
+      [r.status, r.nextAttemptAt, r.statusCode, r.error, now, c.id, c.leaseToken],
     );
     const endpointId = rows[0]?.endpointId;
     if (endpointId === undefined) return false;

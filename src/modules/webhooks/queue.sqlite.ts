@@ -1,7 +1,8 @@
 /** The webhook delivery queue on SQLite: fan-out, claims, leases, completions and its gauges. */
 import type BetterSqlite3 from 'better-sqlite3';
 import { runAsPromise, type SqliteDatabase } from '../../db/sqlite.js';
-import type { Scope } from '../accounts/index.js';
+import { accountRepository, type Scope, type SqliteLiveKeys } from '../accounts/index.js';
+import { eventRepository, type SqliteEventDispatch } from '../events/index.js';
 import type {
   ClaimCandidate,
   ClaimedDelivery,
@@ -12,6 +13,7 @@ import type {
   QueueStats,
 } from './repository.js';
 import {
+  attemptRecord,
   disableReason,
   ENDPOINT_DISABLED,
   endpointMay,
@@ -20,7 +22,6 @@ import {
   FAN_OUT_ROWS,
   NOT_AUTHORIZED,
   roomFor,
-  unionScopes,
 } from './decisions.js';
 import {
   authorityOf,
@@ -41,17 +42,8 @@ import {
  */
 function prepareDispatch(db: BetterSqlite3.Database) {
   return {
-    anyUndispatched: db.prepare<[], number>('SELECT 1 FROM events WHERE dispatched = 0 LIMIT 1').pluck(true),
-    undispatched: db.prepare<[number], { seq: number; id: string; type: string; accountId: number | null }>(
-      'SELECT seq, id, type, account_id AS accountId FROM events WHERE dispatched = 0 ORDER BY seq LIMIT ?',
-    ),
     enabledEndpointsAfter: db.prepare<[number, number], EndpointRow>(
       `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE enabled = 1 AND id > ? ORDER BY id LIMIT ?`,
-    ),
-    liveKeys: db.prepare<[string, number], { accountId: number; scopes: string | null }>(
-      `SELECT account_id AS accountId, scopes FROM api_keys
-       WHERE account_id IN (SELECT value FROM json_each(?)) AND revoked_at IS NULL
-         AND (expires_at IS NULL OR expires_at > ?)`,
     ),
     authority: db.prepare<[string], AuthorityRow>(
       `SELECT d.id, d.event_type AS type, ev.account_id AS eventAccountId, e.account_id AS accountId,
@@ -69,7 +61,6 @@ function prepareDispatch(db: BetterSqlite3.Database) {
       `INSERT OR IGNORE INTO webhook_deliveries (endpoint_id, event_id, event_type, next_attempt_at, created_at)
        VALUES (?, ?, ?, ?, ?)`,
     ),
-    markDispatched: db.prepare('UPDATE events SET dispatched = 1 WHERE seq = ?'),
     openEndpoints: db.prepare<[string], { id: number; accountId: number }>(
       `SELECT id, account_id AS accountId FROM webhook_endpoints
        WHERE enabled = 1 AND id NOT IN (SELECT value FROM json_each(?))`,
@@ -126,6 +117,18 @@ export class SqliteDeliveryQueue {
     this.db = database.db;
   }
 
+  /**
+   * The events module's outbox and the accounts module's keys, read and marked inside this queue's
+   * transactions (one connection); looked up on first use, like the statements.
+   */
+  private get events(): SqliteEventDispatch {
+    return this.database.repository(eventRepository);
+  }
+
+  private get accounts(): SqliteLiveKeys {
+    return this.database.repository(accountRepository);
+  }
+
   listDeliveries(q: { endpointId: number; afterId?: number; limit: number }): Promise<DeliveryRecord[]> {
     return runAsPromise(() =>
       this.db
@@ -156,9 +159,10 @@ export class SqliteDeliveryQueue {
   /** The transactions of one call come one after another; other writers get the lock between them. */
   async fanOut(now: number, limit: number, maxRows = FAN_OUT_ROWS): Promise<number> {
     const s = this.dispatch;
+    const { events: outbox, accounts } = this;
     const rowsPerTransaction = Math.max(1, maxRows);
     const step = this.db.transaction((want: number, cursor: FanOutCursor | undefined) => {
-      const events = s.undispatched.all(want);
+      const events = outbox.undispatched(want);
       const pages = new Map<number, EndpointRecord[]>();
       const live = new Map<number, ReadonlySet<Scope>>();
       const endpointsAfter = (after: number): EndpointRecord[] => {
@@ -167,9 +171,7 @@ export class SqliteDeliveryQueue {
           page = s.enabledEndpointsAfter.all(after, rowsPerTransaction).map(toEndpoint);
           const unknown = [...new Set(page.map((e) => e.accountId))].filter((id) => !live.has(id));
           if (unknown.length > 0) {
-            const keys = s.liveKeys.all(JSON.stringify(unknown), now);
-            for (const id of unknown)
-              live.set(id, unionScopes(keys.filter((k) => k.accountId === id).map((k) => k.scopes)));
+            for (const [id, scopes] of accounts.liveScopes(unknown, now)) live.set(id, scopes);
           }
           pages.set(after, page);
         }
@@ -192,7 +194,7 @@ export class SqliteDeliveryQueue {
           }
           if (page.length < rowsPerTransaction) break;
         }
-        s.markDispatched.run(event.seq);
+        outbox.markDispatched(event.seq);
         dispatched++;
       }
       return { dispatched, cursor: undefined };
@@ -202,9 +204,9 @@ export class SqliteDeliveryQueue {
     for (;;) {
       // Most wakes find nothing to fan out: a read answers that without taking the write lock.
       const result = await this.database.write(() =>
-        s.anyUndispatched.get() === undefined
-          ? { dispatched: 0, cursor: undefined }
-          : step.immediate(limit - done, cursor),
+        outbox.anyUndispatched()
+          ? step.immediate(limit - done, cursor)
+          : { dispatched: 0, cursor: undefined },
       );
       done += result.dispatched;
       cursor = result.cursor;
@@ -217,11 +219,7 @@ export class SqliteDeliveryQueue {
     const s = this.dispatch;
     return runAsPromise(() => {
       const rows = s.authority.all(JSON.stringify(deliveryIds));
-      const accounts = [...new Set(rows.map((r) => r.accountId))];
-      const keys = s.liveKeys.all(JSON.stringify(accounts), now);
-      const live = new Map(
-        accounts.map((id) => [id, unionScopes(keys.filter((k) => k.accountId === id).map((k) => k.scopes))]),
-      );
+      const live = this.accounts.liveScopes([...new Set(rows.map((r) => r.accountId))], now);
       return rows
         .filter(
           (r) =>
@@ -245,10 +243,7 @@ export class SqliteDeliveryQueue {
   }
 
   liveScopes(accountId: number, now: number): Promise<ReadonlySet<Scope>> {
-    const s = this.dispatch;
-    return runAsPromise(() =>
-      unionScopes(s.liveKeys.all(JSON.stringify([accountId]), now).map((k) => k.scopes)),
-    );
+    return runAsPromise(() => this.accounts.liveScopes([accountId], now).get(accountId)!);
   }
 
   claim(q: ClaimQuery): Promise<ClaimedDelivery[]> {
@@ -279,23 +274,13 @@ export class SqliteDeliveryQueue {
   completeAll(completions: Completion[], now: number, disableAfterMs: number): Promise<boolean[]> {
     const s = this.dispatch;
     const recordOne = ({ id, leaseToken, outcome }: Completion): boolean => {
+      const r = attemptRecord(outcome);
+      const endpointId = s.record.get(r.status, r.nextAttemptAt, r.statusCode, r.error, now, id, leaseToken);
+      if (endpointId === undefined) return false;
       if (outcome.kind === 'succeeded') {
-        const endpointId = s.record.get('succeeded', null, outcome.statusCode, null, now, id, leaseToken);
-        if (endpointId === undefined) return false;
         s.streakEnded.run(endpointId);
         return true;
       }
-      const status = outcome.nextAttemptAt === null ? 'failed' : 'pending';
-      const endpointId = s.record.get(
-        status,
-        outcome.nextAttemptAt,
-        outcome.statusCode,
-        outcome.error,
-        now,
-        id,
-        leaseToken,
-      );
-      if (endpointId === undefined) return false;
       const since = s.streak.get(now, endpointId);
       const reason = disableReason({ gone: outcome.gone, failingSince: since, now, disableAfterMs });
       if (reason !== null) {

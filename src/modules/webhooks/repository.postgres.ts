@@ -5,9 +5,10 @@ import type {
   NewEndpoint,
   WebhookRepository,
 } from './repository.js';
-import { formatEvents } from './rows.js';
-import { ENDPOINT_COLUMNS, formatGranted, isDuplicateUrl, toEndpoint, type EndpointRow } from './rows.js';
+import { endpointCreation, endpointUpdate } from './decisions.js';
+import { ENDPOINT_COLUMNS, isDuplicateUrl, toEndpoint, type EndpointRow } from './rows.js';
 import { PostgresDeliveryQueue } from './queue.postgres.js';
+
 /** Webhook endpoints on PostgreSQL; the delivery queue's methods come from PostgresDeliveryQueue. */
 export class PostgresWebhookRepository extends PostgresDeliveryQueue implements WebhookRepository {
   async createEndpoint(
@@ -19,25 +20,19 @@ export class PostgresWebhookRepository extends PostgresDeliveryQueue implements 
     try {
       return await this.db.transaction(async (client): Promise<CreateEndpointResult> => {
         // Creations of one account queue on its row, so two cannot both see room for one more.
-        await client.query('SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE', [accountId]);
+        await this.accounts.lockAccount(client, accountId);
         const { rows: count } = await client.query<{ n: number }>(
           'SELECT count(*)::int AS n FROM webhook_endpoints WHERE account_id = $1',
           [accountId],
         );
-        if (count[0]!.n >= maxEndpoints) return { kind: 'limit', limit: maxEndpoints };
+        const creation = endpointCreation(count[0]!.n, maxEndpoints, e, now);
+        if (creation.kind === 'limit') return creation;
+        const { row: r } = creation;
         const { rows } = await client.query<EndpointRow>(
           `INSERT INTO webhook_endpoints (account_id, url, events, secret, orders_manage, granted_scopes,
              created_at, updated_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $7) RETURNING ${ENDPOINT_COLUMNS}`,
-          [
-            accountId,
-            e.url,
-            formatEvents(e.events),
-            e.secret,
-            e.ordersManage ? 1 : 0,
-            formatGranted(e.grantedScopes),
-            now,
-          ],
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${ENDPOINT_COLUMNS}`,
+          [accountId, r.url, r.events, r.secret, r.ordersManage, r.grantedScopes, r.createdAt, r.updatedAt],
         );
         return { kind: 'created', endpoint: toEndpoint(rows[0]!) };
       });
@@ -70,26 +65,28 @@ export class PostgresWebhookRepository extends PostgresDeliveryQueue implements 
     c: EndpointChange,
     now: number,
   ): Promise<EndpointRecord | 'exists' | undefined> {
-    const enabled = c.enabled === undefined ? null : c.enabled ? 1 : 0;
+    const u = endpointUpdate(c, now);
     let row: EndpointRow | undefined;
     try {
       [row] = await this.db.query<EndpointRow>({
         text: `UPDATE webhook_endpoints SET url = coalesce($1, url), events = coalesce($2, events),
-               granted_scopes = coalesce($7, granted_scopes),
-               enabled = coalesce($3::integer, enabled),
-               disabled_reason = CASE WHEN $3::integer IS NULL THEN disabled_reason WHEN $3::integer = 1 THEN NULL
-                 ELSE 'disabled by the account' END,
-               failing_since = CASE WHEN $3::integer = 1 THEN NULL ELSE failing_since END,
-               updated_at = $4
-             WHERE id = $5 AND account_id = $6 RETURNING ${ENDPOINT_COLUMNS}`,
+               granted_scopes = coalesce($3, granted_scopes),
+               enabled = coalesce($4::integer, enabled),
+               disabled_reason = CASE WHEN $5::integer = 1 THEN $6::text ELSE disabled_reason END,
+               failing_since = CASE WHEN $7::integer = 1 THEN NULL ELSE failing_since END,
+               updated_at = $8
+             WHERE id = $9 AND account_id = $10 RETURNING ${ENDPOINT_COLUMNS}`,
         values: [
-          c.url ?? null,
-          c.events ? formatEvents(c.events) : null,
-          enabled,
-          now,
+          u.url,
+          u.events,
+          u.grantedScopes,
+          u.enabled,
+          u.setReason,
+          u.disabledReason,
+          u.clearFailingSince,
+          u.updatedAt,
           id,
           accountId,
-          formatGranted(c.grantedScopes),
         ],
       });
     } catch (error) {

@@ -6,8 +6,8 @@ import type {
   NewEndpoint,
   WebhookRepository,
 } from './repository.js';
-import { formatEvents } from './rows.js';
-import { ENDPOINT_COLUMNS, formatGranted, isDuplicateUrl, toEndpoint, type EndpointRow } from './rows.js';
+import { endpointCreation, endpointUpdate } from './decisions.js';
+import { ENDPOINT_COLUMNS, isDuplicateUrl, toEndpoint, type EndpointRow } from './rows.js';
 import { SqliteDeliveryQueue } from './queue.sqlite.js';
 
 /** Webhook endpoints on SQLite; the delivery queue's methods come from SqliteDeliveryQueue. */
@@ -40,7 +40,9 @@ export class SqliteWebhookRepository extends SqliteDeliveryQueue implements Webh
             .prepare<[number], number>('SELECT count(*) FROM webhook_endpoints WHERE account_id = ?')
             .pluck(true)
             .get(accountId)!;
-          if (held >= maxEndpoints) return { kind: 'limit', limit: maxEndpoints };
+          const creation = endpointCreation(held, maxEndpoints, e, now);
+          if (creation.kind === 'limit') return creation;
+          const { row: r } = creation;
           try {
             const row = this.db
               .prepare<unknown[], EndpointRow>(
@@ -50,13 +52,13 @@ export class SqliteWebhookRepository extends SqliteDeliveryQueue implements Webh
               )
               .get(
                 accountId,
-                e.url,
-                formatEvents(e.events),
-                e.secret,
-                e.ordersManage ? 1 : 0,
-                formatGranted(e.grantedScopes),
-                now,
-                now,
+                r.url,
+                r.events,
+                r.secret,
+                r.ordersManage,
+                r.grantedScopes,
+                r.createdAt,
+                r.updatedAt,
               )!;
             return { kind: 'created', endpoint: toEndpoint(row) };
           } catch (error) {
@@ -90,13 +92,12 @@ export class SqliteWebhookRepository extends SqliteDeliveryQueue implements Webh
     c: EndpointChange,
     now: number,
   ): Promise<EndpointRecord | 'exists' | undefined> {
+    const u = endpointUpdate(c, now);
     return this.database.write(() => {
-      // Re-enabling clears the reason and the failing streak, so the endpoint gets its full 3 days again.
-      const enabled = c.enabled === undefined ? null : c.enabled ? 1 : 0;
       const update = this.db.prepare<unknown[], EndpointRow>(
         `UPDATE webhook_endpoints SET url = coalesce(?, url), events = coalesce(?, events),
              granted_scopes = coalesce(?, granted_scopes), enabled = coalesce(?, enabled),
-             disabled_reason = CASE WHEN ? IS NULL THEN disabled_reason WHEN ? = 1 THEN NULL ELSE 'disabled by the account' END,
+             disabled_reason = CASE WHEN ? = 1 THEN ? ELSE disabled_reason END,
              failing_since = CASE WHEN ? = 1 THEN NULL ELSE failing_since END,
              updated_at = ?
            WHERE id = ? AND account_id = ? RETURNING ${ENDPOINT_COLUMNS}`,
@@ -104,14 +105,14 @@ export class SqliteWebhookRepository extends SqliteDeliveryQueue implements Webh
       let row: EndpointRow | undefined;
       try {
         row = update.get(
-          c.url ?? null,
-          c.events ? formatEvents(c.events) : null,
-          formatGranted(c.grantedScopes),
-          enabled,
-          enabled,
-          enabled,
-          enabled,
-          now,
+          u.url,
+          u.events,
+          u.grantedScopes,
+          u.enabled,
+          u.setReason,
+          u.disabledReason,
+          u.clearFailingSince,
+          u.updatedAt,
           id,
           accountId,
         );
