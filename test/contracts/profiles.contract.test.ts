@@ -245,7 +245,7 @@ contractSuite('profiles', (target) => {
       { petId, change: () => SMALLER, now: T0 + 1 },
       { ...key, now: T0 + 1 },
     );
-    assert.deepEqual(again, { kind: 'replayed', status: 200, record });
+    assert.deepEqual(again, { kind: 'replayed', status: 200, body: record });
     assert.deepEqual(await profiles().get(petId), record, 'not written twice');
     assert.equal((await profileEvents(s, petId)).length, 1);
     const mismatch = await profiles().write(
