@@ -4,6 +4,7 @@
  * that follow a pet's removal in the removing transaction (applications closes what depended on the pet).
  * Exported through index.ts; the pets module itself never imports its listeners.
  */
+import type BetterSqlite3 from 'better-sqlite3';
 import type { PoolClient } from 'pg';
 import type { SqliteDatabase } from '../../db/sqlite.js';
 import { TransactionListeners } from '../within.js';
@@ -18,13 +19,20 @@ export interface PetRemoval {
 /** Run by both backends' deletePet, after the row is gone and its event appended. */
 export const petRemovals = new TransactionListeners<PetRemoval>();
 
+const statusStatements = new WeakMap<SqliteDatabase, BetterSqlite3.Statement<[number], PetStatus>>();
+
 export const petsWithin = {
   /** The pet's status, inside a SQLite write (the write lock is held); undefined: no such pet. */
   sqliteStatus(database: SqliteDatabase, petId: number): PetStatus | undefined {
-    return database.db
-      .prepare<[number], PetStatus>('SELECT status FROM pets WHERE id = ?')
-      .pluck(true)
-      .get(petId);
+    let statement = statusStatements.get(database);
+    if (!statement) {
+      // Prepared once per database: preparing costs more than the lookup (every submission asks).
+      statement = database.db
+        .prepare<[number], PetStatus>('SELECT status FROM pets WHERE id = ?')
+        .pluck(true);
+      statusStatements.set(database, statement);
+    }
+    return statement.get(petId);
   },
   /**
    * Locks the pets (in id order, as every writer of pets does) and returns their statuses; `share` lets
