@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Database } from '../src/db/database.js';
+import type { PostgresDatabase } from '../src/db/postgres.js';
 import { applicationStore } from '../src/modules/applications/index.js';
 import { backends, bearer, createTestContext, type TestContext } from './helpers.js';
 import { assert401, assertV1Error } from './support/assertions.js';
@@ -29,8 +30,7 @@ async function renameBehindTheService(database: Database, applicantId: string, n
     return;
   }
   // Not through the store: the table's trigger must move the version whoever writes (migration 025).
-  const { PostgresDatabase } = await import('../src/db/postgres.js');
-  await (database as InstanceType<typeof PostgresDatabase>).execute({
+  await (database as PostgresDatabase).execute({
     text: 'UPDATE applicants SET name = $1 WHERE id = $2',
     values: [name, applicantId],
   });
