@@ -114,8 +114,6 @@ export const applicationRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async
         path: '/v1/applications',
         filters: { status, petId, applicantId, sort: request.query.sort },
       };
-      // Checked before any database work: a cursor not issued for this query costs nothing.
-      const after = cursor === undefined ? undefined : cursors.readId(binding, cursor);
       // Whose applications this key may see is decided now, from its scopes as they are at this request;
       // the cache only keeps each audience's pages apart (every account's, or one account's).
       const actor = actorOf(request);
@@ -123,8 +121,13 @@ export const applicationRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async
       const version = store.readVersion();
       const key = `${actor.manager ? '*' : actor.accountId} ${request.url}`;
       pages.sweep(version);
+      const cached = pages.get(version, key);
+      // A page is kept only under a URL whose cursor was checked (same cursor text, same query: same
+      // verdict), so a cached page needs no second check. Otherwise it is checked before any database work:
+      // a cursor not issued for this query costs nothing.
+      const after = cached || cursor === undefined ? undefined : cursors.readId(binding, cursor);
       const page =
-        pages.get(version, key) ??
+        cached ??
         (await pages.load(version, key, async () => {
           const statuses =
             status === undefined ? undefined : ([...new Set(status.split(','))] as ApplicationStatus[]);
