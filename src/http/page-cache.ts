@@ -102,6 +102,16 @@ export class PageCache<Page = SerializedPage> {
     return loaded;
   }
 
+  /**
+   * Drops every kept page when `version` is not the one they were read at. A route whose pages hold personal
+   * data calls it before `get`: the version an instance observes only moves forward, so those pages would
+   * never be answered again, and their bytes (an erased applicant's name, say) should not stay in memory
+   * until the next page is kept.
+   */
+  sweep(version: string | undefined): void {
+    if (version !== this.version && this.pages.size > 0) this.pages.clear();
+  }
+
   private forget(version: string, key: string, loaded: Promise<Page>): void {
     if (version === this.loadingVersion && this.loading.get(key) === loaded) this.loading.delete(key);
   }

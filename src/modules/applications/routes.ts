@@ -1,8 +1,10 @@
 /** Applications over HTTP: parse, call the store, answer. The rules are in decisions.ts. */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply } from 'fastify';
 import { ifMatch as ifMatchOf, notModified, strongEtag } from '../../http/conditional.js';
 import { IdempotencyHeaders, idempotencyInput } from '../../http/idempotency/index.js';
 import { mergePatchBody, requireDeclaredBody } from '../../http/merge-patch.js';
+import { PageCache } from '../../http/page-cache.js';
 import { sendPage } from '../../http/paging.js';
 import { renderRows } from '../../http/row-guard.js';
 import { errorResponses, linkHeader, locationHeader } from '../../http/responses.js';
@@ -30,6 +32,9 @@ export const applicationRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async
   const store = database.repository(applicationStore);
   const { visibleOrThrow, answer, settle } = replies(store);
   const max = config.maxOpenApplications ?? DEFAULT_MAX_OPEN_APPLICATIONS;
+  // List pages as sent (body and Link), exact: answered only while the database is at the version the page
+  // was read at (http/page-cache.ts), so an erasure or any other write is never answered around.
+  const pages = new PageCache<{ body: Buffer; link: string | undefined }>();
 
   app.post(
     '/applications',
@@ -109,29 +114,55 @@ export const applicationRoutes: FastifyPluginAsyncTypebox<ModuleContext> = async
         path: '/v1/applications',
         filters: { status, petId, applicantId, sort: request.query.sort },
       };
-      // Checked before any database work: a cursor not issued for this query costs nothing.
-      const after = cursor === undefined ? undefined : cursors.readId(binding, cursor);
+      // Whose applications this key may see is decided now, from its scopes as they are at this request;
+      // the cache only keeps each audience's pages apart (every account's, or one account's).
       const actor = actorOf(request);
-      const statuses =
-        status === undefined ? undefined : ([...new Set(status.split(','))] as ApplicationStatus[]);
-      const rows =
-        petId !== undefined && petId > MAX_ID
-          ? []
-          : await store.list({
-              accountId: actor.manager ? undefined : actor.accountId,
-              statuses,
-              petId,
-              applicantId,
-              sort,
-              after,
-              limit: limit + 1,
-            });
-      const page = sendPage(
-        reply,
-        rows.map((row) => ({ id: row.application.seq, row })),
-        { ...binding, limit, cursors },
-      );
-      return renderRows(request, page, ({ row }) => renderApplication(row.application, row.applicant));
+      // Read before the page, so a page is never labelled newer than its data (see http/page-cache.ts).
+      const version = store.readVersion();
+      const key = `${actor.manager ? '*' : actor.accountId} ${request.url}`;
+      pages.sweep(version);
+      const cached = pages.get(version, key);
+      // A page is kept only under a URL whose cursor was checked (same cursor text, same query: same
+      // verdict), so a cached page needs no second check. Otherwise it is checked before any database work:
+      // a cursor not issued for this query costs nothing.
+      const after = cached || cursor === undefined ? undefined : cursors.readId(binding, cursor);
+      const page =
+        cached ??
+        (await pages.load(version, key, async () => {
+          const statuses =
+            status === undefined ? undefined : ([...new Set(status.split(','))] as ApplicationStatus[]);
+          const rows =
+            petId !== undefined && petId > MAX_ID
+              ? []
+              : await store.list({
+                  accountId: actor.manager ? undefined : actor.accountId,
+                  statuses,
+                  petId,
+                  applicantId,
+                  sort,
+                  after,
+                  limit: limit + 1,
+                });
+          const kept = sendPage(
+            reply,
+            rows.map((row) => ({ id: row.application.seq, row })),
+            { ...binding, limit, cursors },
+          );
+          const views = renderRows(request, kept, ({ row }) =>
+            renderApplication(row.application, row.applicant),
+          );
+          const link = reply.getHeader('link');
+          // Serialized by the route's own 200 schema (and its row guard), as Fastify would have sent the rows.
+          return {
+            body: Buffer.from(reply.serialize(views) as string),
+            link: typeof link === 'string' ? link : undefined,
+          };
+        }));
+      if (page.link !== undefined) reply.header('link', page.link);
+      // With a JSON content type set, Fastify sends a Buffer as it is, without serializing again.
+      return (reply as FastifyReply)
+        .header('content-type', 'application/json; charset=utf-8')
+        .send(page.body);
     },
   );
 

@@ -1,8 +1,8 @@
 /** What both stores share: ids, the SQL's columns and conditions, row mapping, idempotency records. */
 import { randomBytes } from 'node:crypto';
-import type { ApplicantRecord, ApplicationRecord } from './decisions.js';
-import type { Answers, ApplicationStatus } from './schemas.js';
-import type { FullApplication, ListQuery, WriteOutcome } from './store.js';
+import type { ApplicantRecord, ApplicationRecord, FormRecord } from './decisions.js';
+import type { Answers, ApplicationStatus, Question } from './schemas.js';
+import type { FullApplication, ListQuery, SubmitInput, WriteOutcome } from './store.js';
 
 export const MAX_EXPORTED = 10_000;
 
@@ -38,6 +38,10 @@ export const OPEN_SQL = "('submitted', 'in_review', 'needs_info', 'approved')";
 export const APPLICANT_COLUMNS = `p.seq AS p_seq, p.id AS p_id, p.account_id AS p_account_id, p.name AS p_name,
   p.email AS p_email, p.phone AS p_phone, p.address AS p_address, p.consent_at AS p_consent_at,
   p.created_at AS p_created_at, p.updated_at AS p_updated_at, p.erased_at AS p_erased_at`;
+/** APPLICANT_COLUMNS as an upsert of the applicant returns them (no alias in RETURNING). */
+export const APPLICANT_RETURNING = `seq AS p_seq, id AS p_id, account_id AS p_account_id, name AS p_name,
+  email AS p_email, phone AS p_phone, address AS p_address, consent_at AS p_consent_at,
+  created_at AS p_created_at, updated_at AS p_updated_at, erased_at AS p_erased_at`;
 export const APPLICATION_COLUMNS = `a.seq, a.id, a.account_id, a.applicant_seq, p.id AS applicant_id, a.pet_id,
   a.answers, a.form_version, a.status, a.status_reason, a.message, a.order_id, a.history, a.version,
   a.created_at, a.updated_at`;
@@ -90,6 +94,59 @@ export const fullFromRow = (row: Row): FullApplication => ({
   applicant: applicantFromRow(row),
 });
 
+/**
+ * The application a submission has just inserted, as reading it back would give it (the columns it wrote,
+ * the defaults of the rest), so a submission costs no statement to read it again.
+ */
+export function submittedRecord(
+  seq: number,
+  id: string,
+  input: SubmitInput,
+  applicant: ApplicantRecord,
+  formVersion: number,
+  history: ApplicationRecord['history'],
+): ApplicationRecord {
+  return {
+    seq,
+    id,
+    accountId: input.accountId,
+    applicantSeq: applicant.seq,
+    applicantId: applicant.id,
+    petId: input.petId,
+    // The request's parsed JSON, stored as its JSON text: reading it back would give the same values.
+    answers: { ...input.answers },
+    formVersion,
+    status: 'submitted',
+    statusReason: null,
+    message: null,
+    orderId: null,
+    history,
+    version: 1,
+    createdAt: input.now,
+    updatedAt: input.now,
+  };
+}
+
+/**
+ * The current form as parsed from its stored row, parsed once per version: every submission checks its
+ * answers against it, and a form changes only by a new version row (never in place).
+ */
+export class ParsedForm {
+  private last: { text: string; form: FormRecord } | undefined;
+
+  of(row: Row): FormRecord {
+    const text = typeof row.questions === 'string' ? row.questions : JSON.stringify(row.questions);
+    const version = Number(row.version);
+    const updatedAt = Number(row.updated_at);
+    const last = this.last;
+    if (last && last.text === text && last.form.version === version && last.form.updatedAt === updatedAt)
+      return last.form;
+    const form = { version, questions: JSON.parse(text) as Question[], updatedAt };
+    this.last = { text, form };
+    return form;
+  }
+}
+
 /** An application row's values for UPDATE_APPLICATION (in its placeholder order). */
 export function updateValues(app: ApplicationRecord): (string | number | null)[] {
   return [
@@ -123,7 +180,10 @@ export function listConditions(
   };
   if (query.accountId !== undefined) add((p) => `a.account_id = ${p}`, query.accountId);
   if (query.statuses && query.statuses.length > 0) {
-    if (arrayStatuses) add((p) => `a.status = ANY(${p}::text[])`, query.statuses);
+    // One status as an equality: PostgreSQL then walks (status, seq) in order and stops at the page's end,
+    // where `= ANY(array)` may read every row of the status and sort them.
+    if (arrayStatuses && query.statuses.length === 1) add((p) => `a.status = ${p}`, query.statuses[0]);
+    else if (arrayStatuses) add((p) => `a.status = ANY(${p}::text[])`, query.statuses);
     else {
       const marks = query.statuses.map((status) => {
         values.push(status);

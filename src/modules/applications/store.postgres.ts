@@ -1,7 +1,9 @@
 /**
- * The applications' store on PostgreSQL: one transaction per write; the locks are taken in the one order
- * every writer of pets, orders and applications follows (pets → orders → applicants/applications, see
- * store.ts), so none can deadlock. I/O only, the rules are in decisions.ts.
+ * The applications' store on PostgreSQL: one transaction per write, or per turn of the event loop for the
+ * submissions and actions without an Idempotency-Key (submit.postgres.ts, act.postgres.ts: each still all or
+ * nothing, answered after its commit); the locks are taken in the one order every writer of pets, orders and
+ * applications follows (pets → orders → applicants/applications, see store.ts), so none can deadlock. I/O
+ * only, the rules are in decisions.ts.
  */
 import type { PoolClient } from 'pg';
 import { settleIdempotent, type IdempotencyInput } from '../../db/idempotency/records.js';
@@ -11,19 +13,14 @@ import type { PostgresDatabase } from '../../db/postgres.js';
 import { ordersWithin } from '../orders/index.js';
 import { petsWithin } from '../pets/index.js';
 import {
-  APPROVAL_ORDER_LIMIT,
   applicationEvents,
-  decideAction,
   decidePatch,
-  decideSubmit,
-  initialHistory,
   eraseApplication,
   erasedEvent,
   retentionDue,
   type ApplicantRecord,
   type ApplicationRecord,
   type FormRecord,
-  type Refusal,
 } from './decisions.js';
 import type { Question } from './schemas.js';
 import {
@@ -35,8 +32,7 @@ import {
   FROM,
   fullFromRow,
   listConditions,
-  newApplicantId,
-  newApplicationId,
+  ParsedForm,
   recordOf,
   replayedId,
   updateValues,
@@ -51,19 +47,14 @@ import type {
   SubmitInput,
   WriteOutcome,
 } from './store.js';
+import { actAll, actionBatch } from './act.postgres.js';
 import { SQL } from './sql.postgres.js';
+import { Refused, refusedAsOutcome, submissionBatch, submitAll } from './submit.postgres.js';
 import { PostgresApplicationRows } from './rows.postgres.js';
 
 const SELECT = `SELECT ${APPLICATION_COLUMNS}, ${APPLICANT_COLUMNS} ${FROM}`;
 
 type Row = Record<string, unknown>;
-
-/** A refusal decided after a write began: rolls the transaction back, then answers. */
-class Refused extends Error {
-  constructor(readonly refusal: Refusal) {
-    super(refusal.kind);
-  }
-}
 
 const formOf = (row: Row): FormRecord => ({
   version: Number(row.version),
@@ -73,6 +64,20 @@ const formOf = (row: Row): FormRecord => ({
 
 export class PostgresApplicationStore extends PostgresApplicationRows implements ApplicationStore {
   private readonly idempotency: PostgresIdempotency;
+  private readonly forms = new ParsedForm();
+  /** Submissions without an Idempotency-Key, one transaction per turn (submit.postgres.ts). */
+  private readonly submissions = submissionBatch(
+    this.db,
+    (input) => this.run(undefined, 201, (client) => this.submitOne(client, input)) as Promise<WriteOutcome>,
+    (client, inputs, failed) => submitAll(client, this.events, this.forms, inputs, failed),
+  );
+
+  /** Actions without an Idempotency-Key, one transaction per turn (act.postgres.ts). */
+  private readonly actions = actionBatch(
+    this.db,
+    (input) => this.run(undefined, 200, (client) => this.actOne(client, input)) as Promise<WriteOutcome>,
+    (client, inputs) => actAll(this.db, client, this.events, inputs),
+  );
 
   constructor(db: PostgresDatabase) {
     super(db);
@@ -124,60 +129,12 @@ export class PostgresApplicationStore extends PostgresApplicationRows implements
   }
 
   submit(input: SubmitInput, idempotency?: IdempotencyInput): Promise<Replayable<WriteOutcome>> {
-    return this.run(idempotency, 201, async (client) => {
-      const pets = await petsWithin.postgresLock(client, [input.petId], 'share');
-      const { name, email, phone, address } = input.applicant;
-      const upserted = await client.query<{ seq: number }>({
-        name: 'applicants_upsert',
-        text: SQL.upsertApplicant,
-        values: [
-          newApplicantId(),
-          input.accountId,
-          email.toLowerCase(),
-          name,
-          email,
-          phone ?? null,
-          address ? JSON.stringify(address) : null,
-          input.now,
-        ],
-      });
-      const seq = Number(upserted.rows[0]!.seq);
-      const counts = (
-        await client.query<{ n: number; pet: number }>({
-          name: 'applications_open_count',
-          text: SQL.openCount,
-          values: [seq, input.petId],
-        })
-      ).rows[0]!;
-      const form = formOf((await client.query<Row>({ name: 'applications_form', text: SQL.form })).rows[0]!);
-      const refusal = decideSubmit({
-        form,
-        answers: input.answers,
-        petStatus: pets.get(input.petId),
-        openForApplicant: counts.n,
-        openForPet: counts.pet > 0,
-        max: input.max,
-      });
-      if (refusal) throw new Refused(refusal);
-      const history = initialHistory(input.now, input.keyId);
-      const inserted = await client.query<{ seq: number }>({
-        name: 'applications_insert',
-        text: SQL.insertApplication,
-        values: [
-          newApplicationId(),
-          input.accountId,
-          seq,
-          input.petId,
-          JSON.stringify(input.answers),
-          form.version,
-          JSON.stringify(history),
-          input.now,
-        ],
-      });
-      const created = await this.full(client, Number(inserted.rows[0]!.seq));
-      await this.events.appendAll(client, applicationEvents(undefined, created.application, input.now));
-      return { kind: 'done', application: created };
-    });
+    if (idempotency === undefined) return this.submissions.add(input).catch(refusedAsOutcome);
+    return this.run(idempotency, 201, (client) => this.submitOne(client, input));
+  }
+
+  private async submitOne(client: PoolClient, input: SubmitInput): Promise<WriteOutcome> {
+    return (await submitAll(client, this.events, this.forms, [input], new Map()))[0]!;
   }
 
   patch(input: PatchInput, idempotency?: IdempotencyInput): Promise<Replayable<WriteOutcome>> {
@@ -208,43 +165,12 @@ export class PostgresApplicationStore extends PostgresApplicationRows implements
   }
 
   act(input: ActInput, idempotency?: IdempotencyInput): Promise<Replayable<WriteOutcome>> {
-    return this.run(idempotency, 200, async (client) => {
-      // The pet first (an application's pet never changes, so reading it unlocked is safe), then the row.
-      const pet = (
-        await client.query<{ pet_id: number }>({
-          name: 'applications_pet_of',
-          text: SQL.petOf,
-          values: [input.id],
-        })
-      ).rows[0];
-      if (pet) await petsWithin.postgresLock(client, [Number(pet.pet_id)], 'update');
-      const { rows } = await client.query<Row>({
-        name: 'applications_lock_by_id',
-        text: SQL.lockById,
-        values: [input.id],
-      });
-      const before = rows[0] ? applicationFromRow(rows[0]) : undefined;
-      const decision = decideAction(before, input.request);
-      if (decision.kind !== 'move') return decision;
-      let after = decision.after;
-      const now = input.request.now;
-      if (decision.placeOrder) {
-        const placed = await ordersWithin.postgresPlace(this.db, client, {
-          accountId: after.accountId,
-          petId: after.petId,
-          maxOpen: APPROVAL_ORDER_LIMIT,
-          now,
-        });
-        if (placed.kind !== 'placed')
-          throw new Refused({ kind: 'pet_not_available', unknown: placed.kind === 'unknown_pet' });
-        after = { ...after, orderId: placed.order.id };
-      }
-      // Saved before the order is cancelled, so the cancellation's listener finds it no longer approved.
-      await this.save(client, before, after, now);
-      if (decision.cancelOrder !== null)
-        await ordersWithin.postgresCancel(this.db, client, decision.cancelOrder, now);
-      return { kind: 'done', application: await this.full(client, after.seq) };
-    });
+    if (idempotency === undefined) return this.actions.add(input);
+    return this.run(idempotency, 200, (client) => this.actOne(client, input));
+  }
+
+  private async actOne(client: PoolClient, input: ActInput): Promise<WriteOutcome> {
+    return (await actAll(this.db, client, this.events, [input]))[0]!;
   }
 
   async get(id: string): Promise<FullApplication | undefined> {
@@ -256,6 +182,12 @@ export class PostgresApplicationStore extends PostgresApplicationRows implements
     const { where, values } = listConditions(query, (n) => `$${n}`, true);
     const rows = await this.db.query<Row>({ text: `${SELECT} ${where}`, values });
     return rows.map(fullFromRow);
+  }
+
+  /** The read_versions sum seen with this turn's key lookups; applications and applicants bump it (025). */
+  readVersion(): string | undefined {
+    const version = this.db.readVersion;
+    return version === undefined ? undefined : String(version);
   }
 
   async applicant(id: string): Promise<ApplicantRecord | undefined> {

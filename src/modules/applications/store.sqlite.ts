@@ -29,6 +29,7 @@ import {
 } from './decisions.js';
 import {
   APPLICANT_COLUMNS,
+  APPLICANT_RETURNING,
   APPLICATION_COLUMNS,
   applicantFromRow,
   applicantRecordPattern,
@@ -40,8 +41,10 @@ import {
   newApplicantId,
   newApplicationId,
   OPEN_SQL,
+  ParsedForm,
   recordOf,
   replayedId,
+  submittedRecord,
   updateValues,
 } from './rows.js';
 import type {
@@ -64,6 +67,7 @@ export class SqliteApplicationStore implements ApplicationStore {
   private readonly events: SqliteEventAppender;
   private readonly stmt;
   private readonly lists = new Map<string, BetterSqlite3.Statement<unknown[], Row>>();
+  private readonly forms = new ParsedForm();
 
   constructor(private readonly database: SqliteDatabase) {
     const db = (this.db = database.db);
@@ -88,26 +92,20 @@ export class SqliteApplicationStore implements ApplicationStore {
       applicantById: db.prepare<[string], Row>(
         `SELECT ${APPLICANT_COLUMNS} FROM applicants p WHERE p.id = ?`,
       ),
-      applicantByEmail: db.prepare<[number, string], Row>(
-        `SELECT ${APPLICANT_COLUMNS} FROM applicants p WHERE p.account_id = ? AND p.email_key = ?`,
+      // The applicant (by account and email) with their open applications, all of them and for the pet.
+      applicantOpen: db.prepare<[number, number, string], { seq: number; n: number; pet: number }>(
+        `SELECT p.seq, (SELECT count(*) FROM applications a WHERE a.applicant_seq = p.seq AND a.status IN ${OPEN_SQL}) AS n,
+           EXISTS (SELECT 1 FROM applications a WHERE a.applicant_seq = p.seq AND a.pet_id = ?
+             AND a.status IN ${OPEN_SQL}) AS pet
+         FROM applicants p WHERE p.account_id = ? AND p.email_key = ?`,
       ),
-      openCount: db
-        .prepare<[number], number>(
-          `SELECT count(*) FROM applications WHERE applicant_seq = ? AND status IN ${OPEN_SQL}`,
-        )
-        .pluck(true),
-      openForPet: db
-        .prepare<[number, number], number>(
-          `SELECT 1 FROM applications WHERE applicant_seq = ? AND pet_id = ? AND status IN ${OPEN_SQL}`,
-        )
-        .pluck(true),
       upsertApplicant: db.prepare<unknown[], Row>(
         `INSERT INTO applicants (id, account_id, email_key, name, email, phone, address, consent_at, created_at, updated_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (account_id, email_key) DO UPDATE SET name = excluded.name, email = excluded.email,
            phone = coalesce(excluded.phone, phone), address = coalesce(excluded.address, address),
            consent_at = excluded.consent_at, updated_at = excluded.updated_at
-         RETURNING seq AS p_seq`,
+         RETURNING ${APPLICANT_RETURNING}`,
       ),
       insertApplication: db.prepare<unknown[], Row>(
         `INSERT INTO applications (id, account_id, applicant_seq, pet_id, answers, form_version, status, history, created_at, updated_at)
@@ -153,12 +151,7 @@ export class SqliteApplicationStore implements ApplicationStore {
   }
 
   private currentForm(): FormRecord {
-    const row = this.stmt.form.get()!;
-    return {
-      version: Number(row.version),
-      questions: JSON.parse(String(row.questions)) as Question[],
-      updatedAt: Number(row.updated_at),
-    };
+    return this.forms.of(this.stmt.form.get()!);
   }
 
   form(): Promise<FormRecord> {
@@ -187,21 +180,19 @@ export class SqliteApplicationStore implements ApplicationStore {
   submit(input: SubmitInput, idempotency?: IdempotencyInput): Promise<Replayable<WriteOutcome>> {
     return this.run(idempotency, 201, () => {
       const emailKey = input.applicant.email.toLowerCase();
-      const existing = this.stmt.applicantByEmail.get(input.accountId, emailKey);
-      const applicantSeq = existing ? Number(existing.p_seq) : undefined;
-      const form = this.currentForm();
+      const open = this.stmt.applicantOpen.get(input.petId, input.accountId, emailKey);
+      const form = this.forms.of(this.stmt.form.get()!);
       const refusal = decideSubmit({
         form,
         answers: input.answers,
         petStatus: petsWithin.sqliteStatus(this.database, input.petId),
-        openForApplicant: applicantSeq === undefined ? 0 : this.stmt.openCount.get(applicantSeq)!,
-        openForPet:
-          applicantSeq !== undefined && this.stmt.openForPet.get(applicantSeq, input.petId) !== undefined,
+        openForApplicant: open ? Number(open.n) : 0,
+        openForPet: open ? Number(open.pet) > 0 : false,
         max: input.max,
       });
       if (refusal) return refusal;
       const { name, email, phone, address } = input.applicant;
-      const seq = Number(
+      const applicant = applicantFromRow(
         this.stmt.upsertApplicant.get(
           newApplicantId(),
           input.accountId,
@@ -213,14 +204,15 @@ export class SqliteApplicationStore implements ApplicationStore {
           input.now,
           input.now,
           input.now,
-        )!.p_seq,
+        )!,
       );
       const history = initialHistory(input.now, input.keyId);
+      const id = newApplicationId();
       const appSeq = Number(
         this.stmt.insertApplication.get(
-          newApplicationId(),
+          id,
           input.accountId,
-          seq,
+          applicant.seq,
           input.petId,
           JSON.stringify(input.answers),
           form.version,
@@ -229,9 +221,9 @@ export class SqliteApplicationStore implements ApplicationStore {
           input.now,
         )!.seq,
       );
-      const created = this.full(appSeq);
-      this.events.appendAll(applicationEvents(undefined, created.application, input.now));
-      return { kind: 'done', application: created };
+      const application = submittedRecord(appSeq, id, input, applicant, form.version, history);
+      this.events.appendAll(applicationEvents(undefined, application, input.now));
+      return { kind: 'done', application: { application, applicant } };
     });
   }
 
@@ -301,6 +293,11 @@ export class SqliteApplicationStore implements ApplicationStore {
       }
       return stmt.all(...values).map(fullFromRow);
     });
+  }
+
+  /** data_version and this connection's total_changes(), read with this turn's key lookups. */
+  readVersion(): string | undefined {
+    return this.database.readVersion;
   }
 
   applicant(id: string): Promise<ApplicantRecord | undefined> {

@@ -15,6 +15,9 @@
  *   do, then the application's: pets → orders → applications, one order for all, so none can deadlock.
  * - `erase` clears the applicant's personal data, their applications' answers and free text and the
  *   idempotency records of their applications; open applications are withdrawn (`erased`). Repeatable.
+ * - `readVersion` labels list pages for the exact page cache, with the promises of src/http/page-cache.ts:
+ *   never newer than the data a list started after it reads, and moved by every write of applications or
+ *   applicants that answered before the request arrived, on any instance (undefined: nothing cached).
  */
 import type { IdempotencyInput } from '../../db/idempotency/records.js';
 import type {
@@ -85,6 +88,7 @@ export interface ApplicationStore {
   act(input: ActInput, idempotency?: IdempotencyInput): Promise<Replayable<WriteOutcome>>;
   get(id: string): Promise<FullApplication | undefined>;
   list(query: ListQuery): Promise<FullApplication[]>;
+  readVersion(): string | undefined;
   applicant(id: string): Promise<ApplicantRecord | undefined>;
   /** The applicant's applications, oldest first (at most MAX_EXPORTED). */
   applicationsOf(applicantSeq: number): Promise<ApplicationRecord[]>;

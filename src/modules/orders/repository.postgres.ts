@@ -328,9 +328,11 @@ export class PostgresOrderRepository implements OrderRepository {
     return moved;
   }
 
-  /** A placement inside another module's transaction (ordersWithin, within.ts). */
-  async placeWithin(client: PoolClient, input: Place): Promise<PlaceOrderOutcome> {
-    return (await this.writeShared(client, [{ place: input }], new Map()))[0] as PlaceOrderOutcome;
+  /** Placements inside another module's transaction (ordersWithin, within.ts), decided in turn. */
+  async placeWithin(client: PoolClient, inputs: Place[]): Promise<PlaceOrderOutcome[]> {
+    if (inputs.length === 0) return [];
+    const writes = inputs.map((place): Write => ({ place }));
+    return (await this.writeShared(client, writes, new Map())) as PlaceOrderOutcome[];
   }
   /** An action inside another module's transaction (ordersWithin, within.ts). */
   async transitionWithin(client: PoolClient, input: TransitionInput): Promise<TransitionOutcome> {

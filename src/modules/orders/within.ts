@@ -29,8 +29,13 @@ export const ordersWithin = {
       now,
     });
   },
-  postgresPlace(database: PostgresDatabase, client: PoolClient, input: Place): Promise<PlaceOrderOutcome> {
-    return (database.repository(orderRepository) as PostgresOrderRepository).placeWithin(client, input);
+  /** Several placements in one set of statements, each decided in turn as the ones before it left the rows. */
+  postgresPlace(
+    database: PostgresDatabase,
+    client: PoolClient,
+    inputs: Place[],
+  ): Promise<PlaceOrderOutcome[]> {
+    return (database.repository(orderRepository) as PostgresOrderRepository).placeWithin(client, inputs);
   },
   postgresCancel(
     database: PostgresDatabase,
