@@ -33,7 +33,8 @@ function loads(s: State, server: Server, second = false): Load[] {
   const auth = { authorization: `Bearer ${s.key}` };
   const patch = updatePetLoad(server.child.pid!, server.origin, auth, s.pets);
   const lists = patch.perClientRequests!;
-  if (second) patch.perClientRequests = [...lists.slice(lists.length / 2), ...lists.slice(0, lists.length / 2)];
+  if (second)
+    patch.perClientRequests = [...lists.slice(lists.length / 2), ...lists.slice(0, lists.length / 2)];
   return [
     patch,
     placeOrderLoad(s, server),
