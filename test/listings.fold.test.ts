@@ -139,6 +139,20 @@ for (const backend of await backends()) {
     });
 
     if (backend.name.startsWith('postgres')) {
+      test('PostgreSQL inlines catalogue_fold into the statements calling it (026)', async () => {
+        // The test above put back 021's fold; the one migrated databases run is 026's.
+        await rerunMigration(ctx.database, '026_search_fold_inlined.sql');
+        const plan = await rawQuery<{ 'QUERY PLAN': string }>(
+          ctx.database,
+          'EXPLAIN VERBOSE SELECT catalogue_fold(name) FROM pets',
+          [],
+        );
+        const text = plan.map((row) => row['QUERY PLAN']).join('\n');
+        assert.match(text, /normalize/i, text);
+        assert.doesNotMatch(text, /catalogue_fold/, text);
+        assert.deepEqual(await found('Strasse FINE'), [ids.Bello]);
+      });
+
       test('PostgreSQL folds exactly as src/db/fold.ts', async () => {
         await fc.assert(
           fc.asyncProperty(foldable, async (text) => {

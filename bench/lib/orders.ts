@@ -183,19 +183,38 @@ export function listOrdersLoad(s: OrdersService): Load {
   };
 }
 
+/** Pets each connection renames in turn (UPDATE_CONNECTIONS × this many distinct pets in all). */
+const RENAMED_PER_CONNECTION = 200;
+/** Connections the updatePet load gives a list of pets of their own (the bench's 50). */
+const UPDATE_CONNECTIONS = 50;
+const RENAME_WORDS = ['Biscuit', 'Juniper', 'Pretzel', 'Saffron', 'Waffles', 'Clover', 'Mochi', 'Tansy'];
+
 /**
- * The updatePet load, on any backend: merge patches of the name, alternating between two values so every
- * request is a real change and bumps the version, over 1,000 fixed ids spread across `pets`.
+ * The updatePet load, on any backend: every request renames a pet to a name it does not have, as a user's
+ * rename does, so the search words are indexed again each time (a merge patch repeating the current name is
+ * not a rename, and costs a fraction of one). Each connection has pets of its own, spread across `pets`, and
+ * renames each in turn to one name then to another, the two passes 200 requests apart: no two requests in
+ * flight touch one pet (with every connection cycling one shared list, autocannon sent the same pet on all
+ * 50 connections at once, and measured the queue on its row lock). wrk sends the lists one after the other.
  */
 export function updatePetLoad(pid: number, origin: string, auth: Record<string, string>, pets: number): Load {
+  const perClientRequests = Array.from({ length: UPDATE_CONNECTIONS }, (_, c) => {
+    const ids = Array.from({ length: RENAMED_PER_CONNECTION }, (_, k) => {
+      const n = c * RENAMED_PER_CONNECTION + k;
+      return { n, id: 1 + ((n * 7919 + 13) % pets) };
+    });
+    return [0, 1].flatMap((pass) =>
+      ids.map(({ n, id }) => ({
+        method: 'PATCH' as const,
+        path: `/v1/pets/${id}`,
+        body: JSON.stringify({ name: `${RENAME_WORDS[(n + pass) % RENAME_WORDS.length]} ${n}` }),
+      })),
+    );
+  });
   return {
     pid,
     url: origin,
     headers: { ...auth, 'content-type': 'application/merge-patch+json' },
-    requests: Array.from({ length: 1000 }, (_, i) => ({
-      method: 'PATCH' as const,
-      path: `/v1/pets/${1 + ((i * 7919 + 13) % pets)}`,
-      body: JSON.stringify({ name: i % 2 === 0 ? 'Bench Even' : 'Bench Odd' }),
-    })),
+    perClientRequests,
   };
 }

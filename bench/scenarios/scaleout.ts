@@ -25,12 +25,16 @@ const WRITES = [
   { metric: 'scaleCreatePet', label: 'POST' },
 ] as const;
 
-/** The three writes on one instance; `second` starts the PATCHes half-way down the ids (not both on one pet). */
+/**
+ * The three writes on one instance; `second` gives the PATCHes the other half of the connections' lists of
+ * pets (each instance has half the connections, so the two never rename one pet).
+ */
 function loads(s: State, server: Server, second = false): Load[] {
   const auth = { authorization: `Bearer ${s.key}` };
   const patch = updatePetLoad(server.child.pid!, server.origin, auth, s.pets);
-  const list = patch.requests!;
-  if (second) patch.requests = [...list.slice(list.length / 2), ...list.slice(0, list.length / 2)];
+  const lists = patch.perClientRequests!;
+  if (second)
+    patch.perClientRequests = [...lists.slice(lists.length / 2), ...lists.slice(0, lists.length / 2)];
   return [
     patch,
     placeOrderLoad(s, server),

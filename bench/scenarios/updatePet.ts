@@ -1,6 +1,6 @@
 /**
- * PATCH of existing pets (merge patch of the name, alternating between two values so every request is a
- * real change and bumps the version), over 1,000 fixed ids spread across the table.
+ * PATCH of existing pets, each a real rename (bench/lib/orders.ts, updatePetLoad): every request gives a pet
+ * a name it does not have, so the search words are indexed again, over 10,000 pets spread across the table.
  */
 import { updatePetLoad } from '../lib/orders.js';
 import { defineScenario } from '../lib/scenario.js';

@@ -1,6 +1,6 @@
 /**
- * updatePet on PostgreSQL + Redis (reported): the same PATCH load as `updatePet`, over 10,000 seeded pets;
- * skipped without PostgreSQL and Redis.
+ * updatePet on PostgreSQL + Redis (reported): the same renames, over the 10,000 pets `pet-adoption seed`
+ * gives a user (every one with a profile and its search words); skipped without PostgreSQL and Redis.
  */
 import { externalServicesAvailable, PG_URL, REDIS_URL } from '../../support/services.js';
 import { startOrdersService, updatePetLoad, type OrdersService } from '../lib/orders.js';

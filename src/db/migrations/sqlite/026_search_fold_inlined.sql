@@ -1,0 +1,2 @@
+-- Nothing to change on SQLite: it folds with src/db/fold.ts itself (PostgreSQL's 026 rewrites its SQL fold).
+-- The file keeps both backends' migration numbers the same.
