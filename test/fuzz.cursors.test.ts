@@ -77,6 +77,8 @@ describe('the cursor codec', () => {
             .map((mutated) => ({ b, mutated })),
         ),
         ({ b, mutated }) => {
+          // The original read first: what a read remembers must not let anything else through.
+          cursors.read(b, cursors.issue(b, [1]));
           assert.throws(() => cursors.read(b, mutated), isInvalidCursor, mutated);
         },
       ),
@@ -88,6 +90,7 @@ describe('the cursor codec', () => {
     fc.assert(
       fc.property(binding, binding, values, (issuedFor, readFor, v) => {
         const cursor = cursors.issue(issuedFor, v);
+        cursors.read(issuedFor, cursor);
         const same = (b: CursorBinding) =>
           `${b.path}|${JSON.stringify(
             Object.entries(b.filters ?? {})
@@ -101,6 +104,20 @@ describe('the cursor codec', () => {
       }),
       SETTINGS,
     );
+  });
+
+  test('reads remember verified cursors only, and stay exact past the number remembered', () => {
+    const own = new Cursors('r'.repeat(32));
+    const pets = { path: '/v1/pets' };
+    const first = own.issueId(pets, 7);
+    const values = own.read(pets, first);
+    assert.ok(Object.isFrozen(values), 'a remembered answer cannot be changed by the caller');
+    assert.equal(own.read(pets, first), values, 'read again from memory');
+    // More distinct cursors than are remembered: each still reads as issued, the first included.
+    for (let id = 1; id <= 10_000; id++) assert.equal(own.readId(pets, own.issueId(pets, id)), id);
+    assert.equal(own.readId(pets, first), 7);
+    assert.throws(() => own.read({ path: '/v1/pets', filters: { status: 'sold' } }, first), isInvalidCursor);
+    assert.throws(() => own.read(pets, `${first.slice(0, -1)}A`), isInvalidCursor);
   });
 
   test('another secret, an id out of range and a huge string are invalid_cursor; the work is bounded', () => {
