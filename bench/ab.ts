@@ -200,9 +200,9 @@ async function main(): Promise<void> {
     for (const build of builds) {
       await start(build);
       const version = execFileSync(build.node, ['--version'], { encoding: 'utf8' }).trim();
-      console.log(
-        `${build.name}: ${build.dir} on Node ${version} (${values.backend}, ${PG_URL.split('@')[1]})`,
-      );
+      const where =
+        values.backend === 'postgres' ? `PostgreSQL at ${PG_URL.split('@')[1]} + Redis` : 'SQLite';
+      console.log(`${build.name}: ${build.dir} on Node ${version} (${where})`);
     }
     const cpu = new Map<string, number>();
     const requests = new Map<string, number>();
