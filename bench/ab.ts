@@ -45,9 +45,10 @@ interface Build {
 
 interface Row {
   label: string;
-  /** The URL for a build; `patch` rows send PATCH bodies through wrk's Lua script. */
+  /** The URL for a build. */
   url: (b: Build) => string;
-  patch?: boolean;
+  /** Written rows: wrk's Lua script makes each request (PATCH_LUA, CREATE_LUA). */
+  script?: 'patch' | 'create';
 }
 
 const ROWS: Record<string, Row> = {
@@ -59,7 +60,8 @@ const ROWS: Record<string, Row> = {
     url: (b) => `${b.origin}/v1/pets?status=available&limit=100`,
   },
   orders: { label: 'GET /v1/store/orders?limit=20', url: (b) => `${b.origin}/v1/store/orders?limit=20` },
-  patch: { label: 'PATCH /v1/pets/{id} (a rename)', url: (b) => b.origin!, patch: true },
+  patch: { label: 'PATCH /v1/pets/{id} (a rename)', url: (b) => b.origin!, script: 'patch' },
+  create: { label: 'POST /v1/pets', url: (b) => b.origin!, script: 'create' },
 };
 
 // Every PATCH a real rename of one of the seeded pets, spread over them, as the bench's updatePet row does.
@@ -70,6 +72,13 @@ function request()
   local id = 1 + ((n * 7919 + 13) % ${PETS})
   local body = '{"name":"ab ' .. n .. '"}'
   return wrk.format("PATCH", "/v1/pets/" .. id, nil, body)
+end
+`;
+
+// The body of the bench's createPet row.
+const CREATE_LUA = `
+function request()
+  return wrk.format("POST", "/v1/pets", nil, '{"name":"Bench pet","categoryId":3}')
 end
 `;
 
@@ -139,9 +148,11 @@ async function start(build: Build): Promise<void> {
 }
 
 /** One wrk run; the requests it counted. */
-function wrk(build: Build, row: Row, seconds: number, script: string): number {
+function wrk(build: Build, row: Row, seconds: number, scripts: Record<'patch' | 'create', string>): number {
   const args = ['-t1', '-c50', `-d${seconds}s`, '-H', `authorization: ${build.auth}`];
-  if (row.patch) args.push('-H', 'content-type: application/merge-patch+json', '-s', script);
+  if (row.script === 'patch') args.push('-H', 'content-type: application/merge-patch+json');
+  if (row.script === 'create') args.push('-H', 'content-type: application/json');
+  if (row.script) args.push('-s', scripts[row.script]);
   const out = execFileSync('wrk', [...args, row.url(build)], { encoding: 'utf8' });
   const requests = /(\d+) requests in/.exec(out);
   if (!requests) throw new Error(`wrk printed no count:\n${out}`);
@@ -169,8 +180,9 @@ async function main(): Promise<void> {
   const rounds = Number(values.rounds);
   const seconds = Number(values.seconds);
   const work = mkdtempSync(join(tmpdir(), 'pet-adoption-ab-'));
-  const script = join(work, 'patch.lua');
-  writeFileSync(script, PATCH_LUA);
+  const script = { patch: join(work, 'patch.lua'), create: join(work, 'create.lua') };
+  writeFileSync(script.patch, PATCH_LUA);
+  writeFileSync(script.create, CREATE_LUA);
   const builds = [values.a, values.b].map((spec): Build => {
     const { name, dir, node } = parseBuild(spec);
     if (values.backend === 'postgres') {
