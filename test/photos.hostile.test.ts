@@ -40,13 +40,18 @@ const GPS = {
   },
 };
 
-/** Whether an EXIF block names the camera or points to a GPS directory (tag 0x8825, either byte order). */
-function tellsTooMuch(bytes: Buffer): boolean {
+/**
+ * Whether an image names the camera (anywhere in its bytes) or has an EXIF block pointing to a GPS directory
+ * (tag 0x8825, either byte order). The tag's four bytes are looked for in the EXIF block only: in a whole file
+ * of compressed noise they turn up by chance (about once in a few thousand runs of this suite).
+ */
+async function tellsTooMuch(bytes: Buffer): Promise<boolean> {
+  if (bytes.includes('PhoneCo') || bytes.includes('Phone 1')) return true;
+  const { exif } = await sharp(bytes).metadata();
   return (
-    bytes.includes(Buffer.from('PhoneCo')) ||
-    bytes.includes(Buffer.from('Phone 1')) ||
-    bytes.includes(Buffer.from([0x88, 0x25, 0x00, 0x04])) ||
-    bytes.includes(Buffer.from([0x25, 0x88, 0x04, 0x00]))
+    exif !== undefined &&
+    (exif.includes(Buffer.from([0x88, 0x25, 0x00, 0x04])) ||
+      exif.includes(Buffer.from([0x25, 0x88, 0x04, 0x00])))
   );
 }
 
@@ -264,13 +269,13 @@ for (const backend of await backends()) {
         ['image/webp', await noise(300, 200).withExif(GPS).webp().toBuffer()],
       ];
       for (const [type, body] of uploads) {
-        assert.ok(tellsTooMuch(body), `${type}: the upload carries the camera and GPS`);
+        assert.ok(await tellsTooMuch(body), `${type}: the upload carries the camera and GPS`);
         const res = await upload(petId, body, type);
         assert.equal(res.statusCode, 201, res.body);
         for (const size of ['original', 'small', 'medium', 'large', 'full']) {
           const bytes = await stored(res.json().id, size);
           assert.ok(bytes, `${type} ${size} stored`);
-          assert.ok(!tellsTooMuch(bytes), `${type} ${size}: no camera, no GPS`);
+          assert.ok(!(await tellsTooMuch(bytes)), `${type} ${size}: no camera, no GPS`);
           const meta = await sharp(bytes).metadata();
           assert.equal(meta.xmp, undefined, `${type} ${size}: no XMP`);
           assert.equal(meta.icc, undefined, `${type} ${size}: no ICC`);
