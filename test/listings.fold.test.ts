@@ -153,6 +153,57 @@ for (const backend of await backends()) {
         assert.deepEqual(await found('Strasse FINE'), [ids.Bello]);
       });
 
+      test("027 keeps each profile's words, filling them for profiles written before it", async () => {
+        // As a database upgraded to 027 left a profile until its backfill ran: no profile words kept.
+        await rawQuery(ctx.database, "UPDATE listing_words SET profile_words = '' WHERE pet_id = ?", [
+          ids.Bello,
+        ]);
+        await rerunMigration(ctx.database, '027_listing_words_profile_kept.sql');
+        const renamed = await ctx.app.inject({
+          method: 'PATCH',
+          url: `/v1/pets/${ids.Bello}`,
+          headers: bearer(key),
+          payload: { name: 'Bellö' },
+        });
+        assert.equal(renamed.statusCode, 200, renamed.body);
+        assert.deepEqual(await found('bello strasse hund fine'), [ids.Bello]);
+      });
+
+      test("a pet's words are its name's, breed's and description's, however they were last written", async () => {
+        // The rename folds the name alone and adds the profile's kept words (027): the lexemes must be those
+        // of the three folded together, whichever of pet and profile changed last.
+        const pet = ids['Zoë']!;
+        const differing = await fc.asyncProperty(
+          foldable,
+          foldable,
+          foldable,
+          fc.boolean(),
+          async (name, breed, description, renameLast) => {
+            const rename = () => rawQuery(ctx.database, 'UPDATE pets SET name = ? WHERE id = ?', [name, pet]);
+            const describe = () =>
+              rawQuery(ctx.database, 'UPDATE pet_profiles SET breed = ?, description = ? WHERE pet_id = ?', [
+                breed,
+                description,
+                pet,
+              ]);
+            if (renameLast) await describe().then(rename);
+            else await rename().then(describe);
+            const [row] = await rawQuery<{ kept: string[]; folded: string[] }>(
+              ctx.database,
+              `SELECT ARRAY(SELECT unnest(tsvector_to_array(w.words)) ORDER BY 1) AS kept,
+                 ARRAY(SELECT unnest(tsvector_to_array(to_tsvector('simple', catalogue_fold(
+                   p.name || ' ' || coalesce(pr.breed, '') || ' ' || coalesce(pr.description, ''))))) ORDER BY 1)
+                   AS folded
+               FROM pets p JOIN pet_profiles pr ON pr.pet_id = p.id JOIN listing_words w ON w.pet_id = p.id
+               WHERE p.id = ?`,
+              [pet],
+            );
+            assert.deepEqual(row!.kept, row!.folded, JSON.stringify({ name, breed, description }));
+          },
+        );
+        await fc.assert(differing, { ...SETTINGS, numRuns: Math.max(SETTINGS.numRuns, 200) });
+      });
+
       test('PostgreSQL folds exactly as src/db/fold.ts', async () => {
         await fc.assert(
           fc.asyncProperty(foldable, async (text) => {

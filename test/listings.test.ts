@@ -162,6 +162,16 @@ for (const backend of await backends()) {
       });
       assert.equal(same.statusCode, 200, same.body);
       assert.deepEqual(await q('pepito'), [three]);
+      // A renamed pet with a profile keeps its profile's words with its new name.
+      const renamed = await ctx.app.inject({
+        method: 'PATCH',
+        url: `/v1/pets/${one}`,
+        headers: bearer(key),
+        payload: { name: 'Zazie' },
+      });
+      assert.equal(renamed.statusCode, 200, renamed.body);
+      assert.deepEqual(await q('zoe'), []);
+      assert.deepEqual(await q('zazie epagneul walks'), [one]);
       await ctx.app.inject({
         method: 'PATCH',
         url: `/v1/pets/${two}/profile`,
@@ -169,6 +179,7 @@ for (const backend of await backends()) {
         payload: { description: 'Energetic.' },
       });
       assert.deepEqual(await q('lake calm'), []);
+      assert.deepEqual(await q('bruno labrador energetic'), [two]);
     });
 
     test('near + radiusKm are exact both ways (many random points, the antimeridian, a pole); sort=distance pages', async () => {

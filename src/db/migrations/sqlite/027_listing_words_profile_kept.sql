@@ -1,0 +1,3 @@
+-- Nothing to change on SQLite: its words index (FTS5) is kept by its own triggers; PostgreSQL's 027 keeps a
+-- profile's words beside the pet's so that a rename folds only the name. The file keeps both backends'
+-- migration numbers the same.
