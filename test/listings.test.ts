@@ -144,31 +144,18 @@ for (const backend of await backends()) {
       assert.deepEqual(await q('lake, walks!'), [one]);
       assert.deepEqual(await q('renee'), [three]);
       assert.deepEqual(await q('lake missing'), []);
+      const rename = (id: number, name: string) =>
+        ctx.app.inject({ method: 'PATCH', url: `/v1/pets/${id}`, headers: bearer(key), payload: { name } });
       // A rename and a profile change are searched at once.
-      await ctx.app.inject({
-        method: 'PATCH',
-        url: `/v1/pets/${three}`,
-        headers: bearer(key),
-        payload: { name: 'Pépito' },
-      });
+      await rename(three, 'Pépito');
       assert.deepEqual(await q('renee'), []);
       assert.deepEqual(await q('pepito'), [three]);
       // The same name sent again (its words are not indexed again) leaves the pet found as before.
-      const same = await ctx.app.inject({
-        method: 'PATCH',
-        url: `/v1/pets/${three}`,
-        headers: bearer(key),
-        payload: { name: 'Pépito' },
-      });
+      const same = await rename(three, 'Pépito');
       assert.equal(same.statusCode, 200, same.body);
       assert.deepEqual(await q('pepito'), [three]);
       // A renamed pet with a profile keeps its profile's words with its new name.
-      const renamed = await ctx.app.inject({
-        method: 'PATCH',
-        url: `/v1/pets/${one}`,
-        headers: bearer(key),
-        payload: { name: 'Zazie' },
-      });
+      const renamed = await rename(one, 'Zazie');
       assert.equal(renamed.statusCode, 200, renamed.body);
       assert.deepEqual(await q('zoe'), []);
       assert.deepEqual(await q('zazie epagneul walks'), [one]);
