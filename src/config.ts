@@ -93,6 +93,14 @@ export interface Config extends ModuleSettings {
 export const DEFAULT_OVERLOAD_MAX_IN_FLIGHT = 8192;
 export const DEFAULT_OVERLOAD_QUEUE_MS = 400;
 export const DEFAULT_MAX_CONNECTIONS = 10_000;
+/**
+ * Extra listeners on the API port (http/accept-listeners.ts). Each poll of the event loop accepts at most one
+ * connection per listener, so a flood's thousands of new connections, a liveness probe's among them, wait in
+ * the kernel as many polls as their listener's queue is long: with 256, ~20 polls of a long turn each when
+ * 5,000 arrive at once, and probes over 1 s on a slow machine; with 1,024, about five (bench/JOURNAL.md,
+ * 2026-11-28). 1,024 descriptors; Node raises its soft limit to the hard one at start.
+ */
+export const DEFAULT_ACCEPT_COPIES = 1024;
 
 /** A variable as the table lists it: its default as an env file would write it (undefined: unset), its meaning. */
 export interface Variable {
@@ -214,7 +222,7 @@ const SERVICE_VARIABLES: readonly Variable[] = [
   },
   {
     name: 'ACCEPT_COPIES',
-    default: '256',
+    default: String(DEFAULT_ACCEPT_COPIES),
     description:
       'Extra listening sockets on the API port (SO_REUSEPORT), so connection storms are accepted at once; 0: none.',
   },
@@ -283,7 +291,7 @@ export function loadConfig(env: Env = process.env): Config {
     overloadQueueMs: integer(env, 'OVERLOAD_QUEUE_MS', DEFAULT_OVERLOAD_QUEUE_MS, 10, 60_000),
     maxConnections: integer(env, 'MAX_CONNECTIONS', DEFAULT_MAX_CONNECTIONS, 1, 1_000_000),
     healthPort: env.HEALTH_PORT?.trim() ? integer(env, 'HEALTH_PORT', 0, 0, 65535) : undefined,
-    acceptCopies: integer(env, 'ACCEPT_COPIES', 256, 0, 4096),
+    acceptCopies: integer(env, 'ACCEPT_COPIES', DEFAULT_ACCEPT_COPIES, 0, 4096),
     cursorSecret: cursorSecret(env),
   };
 }

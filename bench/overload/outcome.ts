@@ -24,11 +24,19 @@ export interface Durability {
 const at = (sweep: SweepFigures, connections: number): FloodFigures =>
   sweep.floods.find((f) => f.connections === connections)!;
 
+/**
+ * The mean latency a closed loop of this many connections must have at the rate answers (2xx and 503) came:
+ * connections ÷ answers a second (Little's law). No admission rule brings a p99 below it, so the note states
+ * it beside the p99: a p99 target under the floor was out of reach on that machine that day.
+ */
+const floorMs = (w: { connections: number; requests: number; durationS: number }): number =>
+  w.requests === 0 ? Infinity : (w.connections * 1000 * w.durationS) / w.requests;
+
 function describe(f: FloodFigures): string {
   const w = f.flood;
   return (
     `${f.connections} conn: share ${f.share.toFixed(2)} (${w.rps2xx.toFixed(0)} 2xx/s, ${w.refused} of ${w.requests} refused), ` +
-    `p50/p99/max ${w.p50.toFixed(0)}/${w.p99.toFixed(0)}/${w.max.toFixed(0)} ms, ${w.timeout} timeouts, ` +
+    `p50/p99/max ${w.p50.toFixed(0)}/${w.p99.toFixed(0)}/${w.max.toFixed(0)} ms (closed-loop floor ${floorMs(w).toFixed(0)} ms), ${w.timeout} timeouts, ` +
     `socket errors c/r/w ${w.connect}/${w.read}/${w.write}, ${w.cpuUs?.toFixed(0) ?? '—'} µs/answer, ` +
     `probes ${f.probes.failed}/${f.probes.count} failed (p50 ${f.probes.p50.toFixed(0)}, max ${f.probes.max.toFixed(0)} ms), ` +
     `RSS ${f.rssPeakMb.toFixed(0)} MB, recovered ${f.recovered.toFixed(2)}`
@@ -51,6 +59,8 @@ export function overloadOutcome(service: SweepFigures, bare: SweepFigures, durab
     lostAcknowledged: durability.missing,
     bareShare2000: at(bare, 2000).share,
     bareShare5000: at(bare, 5000).share,
+    floorAt2000: floorMs(s2k.flood),
+    floorAt5000: floorMs(s5k.flood),
   };
   const note =
     `16 conn ${service.base.rps2xx.toFixed(0)} 2xx/s (${service.base.cpuUs?.toFixed(0) ?? '—'} µs/req); ` +
