@@ -94,11 +94,9 @@ export const DEFAULT_OVERLOAD_MAX_IN_FLIGHT = 8192;
 export const DEFAULT_OVERLOAD_QUEUE_MS = 400;
 export const DEFAULT_MAX_CONNECTIONS = 10_000;
 /**
- * Extra listeners on the API port (http/accept-listeners.ts). Each poll of the event loop accepts at most one
- * connection per listener, so a flood's thousands of new connections, a liveness probe's among them, wait in
- * the kernel as many polls as their listener's queue is long: with 256, ~20 polls of a long turn each when
- * 5,000 arrive at once, and probes over 1 s on a slow machine; with 1,024, about five (bench/JOURNAL.md,
- * 2026-11-28). 1,024 descriptors; Node raises its soft limit to the hard one at start.
+ * Extra listeners on the API port (why they exist: http/accept-listeners.ts). Why 1,024 and not 256: with
+ * 5,000 connections arriving at once, a probe waits behind ~5 others in its listener's queue instead of ~20,
+ * and on a slow machine that kept probes under 1 s (bench/JOURNAL.md, 2026-11-28). One descriptor each.
  */
 export const DEFAULT_ACCEPT_COPIES = 1024;
 
