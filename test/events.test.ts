@@ -7,10 +7,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { InjectOptions } from 'fastify';
 import { buildEvent, newEventId } from '../src/modules/events/index.js';
-import { backends, bearer, createTestContext, type TestContext } from './helpers.js';
+import { backends, bearer, countPets, createTestContext, type TestContext } from './helpers.js';
 import { assertV1Error } from './support/assertions.js';
 import { appendEvent, feedPoller, readFeed, type FeedEvent } from './support/events.js';
-import { failAfterPetInsert } from './support/faults.js';
+import { refusePetEvents } from './support/faults.js';
 import { insertOrderRow } from './support/order-rows.js';
 
 const MERGE_PATCH = { 'content-type': 'application/merge-patch+json' };
@@ -179,30 +179,30 @@ for (const backend of await backends()) {
       );
     });
 
-    test('a creation failing after its real insert writes no event; the others of the same turn keep theirs', async () => {
+    test('a creation whose event the database refuses writes no pet and no event; the others of the same turn keep theirs', async () => {
       await newEvents();
-      let calls = 0;
-      const restore = failAfterPetInsert(ctx.database, () =>
-        ++calls === 2 ? new Error('injected after insert') : undefined,
-      );
+      const before = await countPets(ctx.database);
+      const restore = await refusePetEvents(ctx.database, 'Two');
       let results;
       try {
-        // One event-loop turn: one group commit.
+        // One event-loop turn: one batch on either backend. After the failure the others are written again
+        // (SQLite: the batch with a savepoint per write; PostgreSQL: one by one), the refused one fails again.
         results = await Promise.all(
           ['One', 'Two', 'Three'].map((name) =>
             request({ method: 'POST', url: '/v1/pets', payload: { name, categoryId: 1 } }),
           ),
         );
       } finally {
-        restore();
+        await restore();
       }
-      // The turn's creations are one batch on either backend; after the failure the others run again
-      // (SQLite: the batch with a savepoint per write; PostgreSQL: one by one), the failed creation not
-      // again: 2 + 2 inserts.
-      assert.equal(calls, 4, 'the hook ran after each real insert');
-      const ok = results.filter((r) => r.statusCode === 201).map((r) => r.json() as { id: number });
-      assert.equal(ok.length, 2, results.map((r) => r.statusCode).join(','));
-      assert.equal(results.filter((r) => r.statusCode >= 500).length, 1);
+      assert.deepEqual(
+        results.map((r) => r.statusCode),
+        [201, 500, 201],
+      );
+      assertV1Error(results[1]!, 500, 'internal_error', 'the refused creation');
+      assert.doesNotMatch(results[1]!.body, /injected/, 'the database error stays in the log');
+      const ok = [results[0]!, results[2]!].map((r) => r.json() as { id: number; name: string });
+      assert.equal(await countPets(ctx.database), before + 2, 'no pet was kept for the refused event');
       const events = await newEvents();
       assert.deepEqual(
         events.map((e) => e.type),

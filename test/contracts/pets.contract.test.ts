@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import type { Database } from '../../src/db/database.js';
+import { eventRepository } from '../../src/modules/events/index.js';
 import { petRepository } from '../../src/modules/pets/repository.js';
 import { demoPet } from '../../src/modules/pets/demo.js';
 import type { Pet } from '../../src/modules/pets/schemas.js';
@@ -248,6 +249,39 @@ contractSuite('pets', (target) => {
 });
 
 postgresSuite('pets', ({ open }) => {
+  test("a turn's creations are two round trips however many: their ids, then the pets and their events in one statement", async () => {
+    const storage = await open();
+    await storage.migrate();
+    const pets = storage.repository(petRepository);
+    const inputs = [1, 2, 999, 1, 2].map((categoryId, i) => ({
+      name: `Turn ${i}`,
+      categoryId,
+      status: 'available' as const,
+    }));
+    const before = storage.costs.roundTrips;
+    // One event-loop turn: one batch.
+    const results = await Promise.all(inputs.map((pet) => pets.create(pet)));
+    assert.equal(storage.costs.roundTrips - before, 2);
+    assert.deepEqual(results[2], { kind: 'unknown_category' });
+    const created = [0, 1, 3, 4].map((i) => createdPet(results[i]!));
+    assert.deepEqual(
+      created.map((pet) => pet.id),
+      created.map((pet) => pet.id).sort((a, b) => a - b),
+      'numbered in the order asked',
+    );
+    // Each created pet's event, and none for the unknown category.
+    const events = storage.repository(eventRepository);
+    await events.publish();
+    const stored = await events.list({ limit: 100, viewer: { accountId: 1, allOrders: false } });
+    assert.deepEqual(
+      stored.map(({ payload }) => {
+        const event = JSON.parse(payload) as { type: string; data: { object: unknown } };
+        return [event.type, event.data.object];
+      }),
+      created.map((pet) => ['pet.created', pet]),
+    );
+  });
+
   // How fast is a benchmark's business (bench/); here: the million arrive, and deep pages stay cheap.
   test('1,000,000 demo pets seed in one call', { timeout: 120_000 }, async () => {
     const storage = await open();

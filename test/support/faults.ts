@@ -4,9 +4,12 @@
  * transaction, after its real insert, where a failure must roll back. Fault injection, not a mock: every
  * call that is not faulted reaches the real database.
  */
+import assert from 'node:assert/strict';
 import type { FastifyInstance } from 'fastify';
 import { buildApp, type AppConfig } from '../../src/app.js';
 import type { Database, RepositoryFactory } from '../../src/db/database.js';
+import { PostgresDatabase } from '../../src/db/postgres.js';
+import { SqliteDatabase } from '../../src/db/sqlite.js';
 import { mintKey } from '../../src/modules/accounts/mint.js';
 import { accountRepository } from '../../src/modules/accounts/repository.js';
 import { eventRepository, type NewEvent } from '../../src/modules/events/index.js';
@@ -118,6 +121,36 @@ export function failAfterPetInsert(database: Database, error: () => Error | unde
   };
   return () => {
     delete hooks.afterInsert;
+  };
+}
+
+/**
+ * Makes the database itself refuse the event of every pet created with this name (a trigger raising on its
+ * insert into events), until the returned function is called. It strikes where a creation's event is
+ * written, after the pet's own row, inside the same write: one statement for a turn's creations on
+ * PostgreSQL, a savepoint of the turn's transaction on SQLite, a transaction of its own for one run alone.
+ */
+export async function refusePetEvents(database: Database, name: string): Promise<() => Promise<void>> {
+  assert.match(name, /^[A-Za-z0-9-]+$/, 'a name that needs no quoting in SQL or JSON');
+  const named = `NEW.payload LIKE '%"name":"${name}"%'`;
+  if (database instanceof SqliteDatabase) {
+    database.db.exec(`CREATE TRIGGER test_refuse_event BEFORE INSERT ON events WHEN ${named}
+      BEGIN SELECT RAISE(ABORT, 'injected: event refused'); END`);
+    return async () => {
+      database.db.exec('DROP TRIGGER test_refuse_event');
+    };
+  }
+  assert.ok(database instanceof PostgresDatabase, 'unknown database');
+  await database.execute({
+    text: `CREATE FUNCTION test_refuse_event() RETURNS trigger LANGUAGE plpgsql
+        AS $$ BEGIN RAISE EXCEPTION 'injected: event refused'; END $$;
+      CREATE TRIGGER test_refuse_event BEFORE INSERT ON events FOR EACH ROW WHEN (${named})
+        EXECUTE FUNCTION test_refuse_event()`,
+  });
+  return async () => {
+    await database.execute({
+      text: 'DROP TRIGGER test_refuse_event ON events; DROP FUNCTION test_refuse_event()',
+    });
   };
 }
 

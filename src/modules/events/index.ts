@@ -16,6 +16,7 @@ export type {
   UndispatchedEvent,
 } from './repository.js';
 export { eventTypeNames } from './schemas.js';
+export { appendingEvents, eventValues } from './repository.postgres.js';
 
 export const eventsModule: ApiModule = {
   name: 'events',

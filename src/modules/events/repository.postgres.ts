@@ -24,15 +24,47 @@ import { feedConditions } from './feed.js';
  */
 const UNWATCHED = '(NOT EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled = 1))::int';
 
-const APPEND = `INSERT INTO events (id, type, account_id, payload, created_at, traceparent, dispatched)
-  VALUES ($1, $2, $3, $4, $5, $6, ${UNWATCHED})`;
+const COLUMNS = 'id, type, account_id, payload, created_at, traceparent, dispatched';
+
+const APPEND = `INSERT INTO events (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, ${UNWATCHED})`;
+
+/** Events as six parallel arrays (eventValues) from parameter $first on, each with its position `n` from 1. */
+const eventArrays = (first: number): string => {
+  const $ = (i: number): string => `$${first + i}`;
+  return `unnest(${$(0)}::text[], ${$(1)}::text[], ${$(2)}::bigint[], ${$(3)}::text[], ${$(4)}::bigint[], ${$(5)}::text[])
+    WITH ORDINALITY AS e(id, type, account_id, payload, created_at, traceparent, n)`;
+};
+
+const appendFrom = (first: number, where: string): string =>
+  `INSERT INTO events (${COLUMNS})
+  SELECT e.id, e.type, e.account_id, e.payload, e.created_at, e.traceparent, ${UNWATCHED}
+  FROM ${eventArrays(first)} ${where} ORDER BY e.n`;
 
 /** APPEND for several events in one statement (one round trip), in the order given. */
-const APPEND_ALL = `INSERT INTO events (id, type, account_id, payload, created_at, traceparent, dispatched)
-  SELECT e.id, e.type, e.account_id, e.payload, e.created_at, e.traceparent, ${UNWATCHED}
-  FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::bigint[], $6::text[]) WITH ORDINALITY
-    AS e(id, type, account_id, payload, created_at, traceparent, n)
-  ORDER BY e.n`;
+const APPEND_ALL = appendFrom(1, '');
+
+/**
+ * An INSERT of events for the WITH clause of another module's statement that writes, in the same statement,
+ * the rows they announce: one round trip, and atomic as any statement is, where a transaction of the caller's
+ * own costs a BEGIN and a COMMIT besides. The events are the parameters from $first on (eventValues, one per
+ * row the statement may write); those whose position is in the `n` column of the statement's CTE named by
+ * `written` are appended, in order.
+ */
+export function appendingEvents(first: number, written: string): string {
+  return appendFrom(first, `WHERE e.n IN (SELECT n FROM ${written})`);
+}
+
+/** The parameters of APPEND_ALL and appendingEvents for `events`. */
+export function eventValues(events: readonly NewEvent[]): unknown[] {
+  return [
+    events.map((e) => e.id),
+    events.map((e) => e.type),
+    events.map((e) => e.accountId),
+    events.map((e) => e.payload),
+    events.map((e) => e.createdAt),
+    events.map((e) => e.traceparent ?? null),
+  ];
+}
 
 /** Events numbered per pass at most; a larger backlog takes several passes (see publish). */
 export const PUBLISH_BATCH = 5_000;
@@ -80,14 +112,7 @@ export class PostgresEventRepository implements EventRepository, PostgresEventDi
     await client.query({
       name: 'events_append_all',
       text: APPEND_ALL,
-      values: [
-        events.map((e) => e.id),
-        events.map((e) => e.type),
-        events.map((e) => e.accountId),
-        events.map((e) => e.payload),
-        events.map((e) => e.createdAt),
-        events.map((e) => e.traceparent ?? null),
-      ],
+      values: eventValues(events),
     });
   }
 

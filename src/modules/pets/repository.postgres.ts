@@ -7,7 +7,7 @@ import { sharedThenAlone } from '../../db/turn-writes.postgres.js';
 import { settleIdempotent, type Idempotent, type IdempotencyInput } from '../../db/idempotency/records.js';
 import { idempotencyRepository } from '../../db/idempotency/repository.js';
 import type { PostgresIdempotency } from '../../db/idempotency/repository.postgres.js';
-import { eventRepository, type PostgresEventAppender } from '../events/index.js';
+import { eventRepository, eventValues, type PostgresEventAppender } from '../events/index.js';
 import type {
   CreatePetResult,
   DeletePetResult,
@@ -60,8 +60,9 @@ function isCategoryForeignKey(error: unknown): boolean {
 /** Test seams for fault injection; empty in production. */
 export interface PostgresPetHooks {
   /**
-   * Runs inside the creation's transaction, right after the pet row and its event are inserted (for a turn's
-   * batch of creations: once per created pet, after all their rows and events).
+   * Runs inside a creation's transaction, right after the pet row and its event are inserted: a creation with
+   * an Idempotency-Key, or one run again alone after its turn's statement failed. That statement (createAll)
+   * has no such moment; tests fail it from the database (a trigger refusing an event).
    */
   afterInsert?: (client: PoolClient) => void | Promise<void>;
   /** Runs inside a change's or a removal's transaction, right after the row and its event are written. */
@@ -72,8 +73,8 @@ export class PostgresPetRepository implements PetRepository {
   readonly hooks: PostgresPetHooks = {};
   private readonly pages = new TurnBatch((queries: ListPetsQuery[]) => this.listPages(queries));
   /**
-   * Creations without an Idempotency-Key, one transaction per turn (like SQLite's group commit): one
-   * transaction per creation costs four round trips and a commit each.
+   * Creations without an Idempotency-Key, one statement per turn (like SQLite's group commit): a transaction
+   * per creation costs four round trips and a commit each.
    */
   private readonly creations = new TurnBatch((inputs: Creation[]) => this.createAll(inputs));
   /** Changes and removals without an Idempotency-Key, one transaction per turn as creations (see updateAll). */
@@ -292,65 +293,60 @@ export class PostgresPetRepository implements PetRepository {
   }
 
   /**
-   * The creations of one turn in one transaction: one insert, one append of their events, one commit; an
-   * input naming an unknown category gets that answer alone. A creation must not take the others down (the
-   * storage contract): when the batch fails and rolls back, the creation that failed after its insert (the
-   * test seam, known by position) gets its error, and the others run again one by one, so a row the database
-   * refuses (or a category deleted meanwhile, which the EXISTS check cannot see) fails only its own creation.
-   * A database that is unreachable or whose commit is in doubt fails the batch's callers instead, as it would
-   * have failed each of them alone: running them again could store a creation twice.
+   * The creations of one turn in two round trips: their ids reserved, then the pets and their events written
+   * in one statement (insertPetsWithEvents), which is atomic without a transaction of ours. A transaction took
+   * four (BEGIN, insert, events, COMMIT), and under load each is read back a turn of the event loop later:
+   * a POST took twice a GET (bench/JOURNAL.md, "a creation's round trips"). An input naming an unknown category
+   * gets that answer alone. A creation must not take the others down (the storage contract): when the
+   * statement fails, nothing of it was written, and each creation runs again alone (createOne), so a row the
+   * database refuses (or a category deleted meanwhile, which the EXISTS check cannot see) fails only its own
+   * creation. A database that is unreachable or whose answer is in doubt fails the batch's callers instead,
+   * as it would have failed each of them alone: running them again could store a creation twice.
    */
   private async createAll(inputs: Creation[]): Promise<Settled<CreatePetResult>[]> {
-    if (inputs.length === 1) {
-      const [{ pet, now }] = inputs as [Creation];
-      return [await settleAsync(() => this.createOne(pet, undefined, now))];
-    }
-    const failed = new Map<number, unknown>();
+    const ids = await this.reserveIds(inputs.length);
+    const events = inputs.map(({ pet, now, traceparent }, i) =>
+      createdEvent(
+        { id: ids[i]!, name: pet.name, categoryId: pet.categoryId, status: pet.status },
+        now,
+        traceparent,
+      ),
+    );
+    let rows: (Pet & { n: number | string })[];
     try {
-      return await this.db.transaction(async (client) => {
-        const { rows } = await client.query<Pet & { n: number | string }>({
-          name: 'pets_insert_all',
-          text: SQL.insertPets,
-          values: [
-            inputs.map((c) => c.pet.name),
-            inputs.map((c) => c.pet.categoryId),
-            inputs.map((c) => c.pet.status),
-            inputs.map((c) => c.now),
-          ],
-        });
-        const created = inputs.map((): Pet | undefined => undefined);
-        for (const { n, id, name, categoryId, status } of rows) {
-          created[Number(n) - 1] = { id, name, categoryId, status };
-        }
-        const events = [];
-        for (const [i, pet] of created.entries()) {
-          if (pet) {
-            const { now, traceparent } = inputs[i]!;
-            events.push(createdEvent(pet, now, traceparent));
-          }
-        }
-        await this.events.appendAll(client, events);
-        for (const [i, pet] of created.entries()) {
-          if (!pet) continue;
-          try {
-            await this.hooks.afterInsert?.(client);
-          } catch (error) {
-            failed.set(i, error);
-            throw error;
-          }
-        }
-        return created.map((pet): Settled<CreatePetResult> => ({
-          value: pet ? { kind: 'created', pet } : { kind: 'unknown_category' },
-        }));
+      rows = await this.db.query<Pet & { n: number | string }>({
+        name: 'pets_insert_with_events',
+        text: SQL.insertPetsWithEvents,
+        values: [
+          ids,
+          inputs.map((c) => c.pet.name),
+          inputs.map((c) => c.pet.categoryId),
+          inputs.map((c) => c.pet.status),
+          inputs.map((c) => c.now),
+          ...eventValues(events),
+        ],
       });
     } catch (error) {
       if (error instanceof StorageUnavailableError || isUnavailable(error)) throw error;
       return Promise.all(
-        inputs.map(({ pet, now }, i) =>
-          failed.has(i) ? { error: failed.get(i) } : settleAsync(() => this.createOne(pet, undefined, now)),
-        ),
+        inputs.map(({ pet, now }) => settleAsync(() => this.createOne(pet, undefined, now))),
       );
     }
+    const created = inputs.map((): Settled<CreatePetResult> => ({ value: { kind: 'unknown_category' } }));
+    for (const { n, id, name, categoryId, status } of rows) {
+      created[Number(n) - 1] = { value: { kind: 'created', pet: { id, name, categoryId, status } } };
+    }
+    return created;
+  }
+
+  /** `count` new pet ids, ascending, so a turn's creations are numbered in the order they were asked. */
+  private async reserveIds(count: number): Promise<number[]> {
+    const rows = await this.db.query<{ id: number | string }>({
+      name: 'pets_reserve_ids',
+      text: SQL.reservePetIds,
+      values: [count],
+    });
+    return rows.map((row) => Number(row.id)).sort((a, b) => a - b);
   }
 
   private async createOne(

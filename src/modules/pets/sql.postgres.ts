@@ -1,4 +1,5 @@
 /** The pets' hot-path statements on PostgreSQL. */
+import { appendingEvents } from '../events/index.js';
 import { PET_COLUMNS } from './batched-writes.postgres.js';
 
 /**
@@ -36,19 +37,24 @@ export const SQL = {
   insertPet: `INSERT INTO pets (name, category_id, status, created_at)
     SELECT $1, $2, $3, $4 WHERE EXISTS (SELECT 1 FROM categories WHERE id = $2)
     RETURNING ${PET_COLUMNS}`,
-  // insertPet for the creations of one turn: `n` says which input each inserted row is (inputs naming an
-  // unknown category insert nothing). The ids are drawn in the CTE so each row can be matched to its input;
-  // RETURNING cannot see the input's position.
-  insertPets: `WITH input AS (
-      SELECT e.n, e.name, e.category_id, e.status, e.created_at,
-        nextval(pg_get_serial_sequence('pets', 'id')) AS id
-      FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[])
-        WITH ORDINALITY AS e(name, category_id, status, created_at, n)
+  // Ids for the creations of one turn, drawn ahead so their events can be built before insertPetsWithEvents.
+  reservePetIds: `SELECT nextval(pg_get_serial_sequence('pets', 'id')) AS id FROM generate_series(1, $1::int)`,
+  // insertPet for the creations of one turn, with their events, in one statement (no transaction of ours: a
+  // statement is atomic). $1 holds the reserved ids, $6 on the events (one per input, appendingEvents); `n`
+  // says which input each written row is: inputs naming an unknown category write nothing, nor their event.
+  insertPetsWithEvents: `WITH input AS (
+      SELECT e.n, e.id, e.name, e.category_id, e.status, e.created_at
+      FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[], $5::bigint[])
+        WITH ORDINALITY AS e(id, name, category_id, status, created_at, n)
       WHERE EXISTS (SELECT 1 FROM categories c WHERE c.id = e.category_id)
     ), inserted AS (
       INSERT INTO pets (id, name, category_id, status, created_at) OVERRIDING SYSTEM VALUE
       SELECT id, name, category_id, status, created_at FROM input ORDER BY n
       RETURNING id
+    ), written AS (
+      SELECT input.n FROM input JOIN inserted USING (id)
+    ), appended AS (
+      ${appendingEvents(6, 'written')}
     )
     SELECT input.n, ${PET_COLUMNS} FROM input JOIN inserted USING (id)`,
 } as const;
