@@ -116,7 +116,8 @@ export interface StoredEvent {
  * backends to it:
  *
  * - Writers (other modules' repositories) append inside their own transaction through the backend's
- *   appender below, so an event commits with its change or not at all.
+ *   appender below, or on PostgreSQL in the very statement that makes their change (appendingEvents), so an
+ *   event commits with its change or not at all.
  * - The feed's order (`StoredEvent.seq`, the cursor) is commit order: a reader that has seen n never later
  *   finds a new event below n, and the events of one pet are in version order. SQLite has one writer, and
  *   pages by seq; PostgreSQL pages by a position its publisher gives events after they commit (`publish`).
