@@ -1,8 +1,8 @@
 /**
  * The one fault injection for tests: an app over a real database whose repository methods (or the
  * database's own, e.g. `ping`) can be made to fail, looked up on every call, and faults inside a real write
- * transaction, after its real insert, where a failure must roll back. Fault injection, not a mock: every
- * call that is not faulted reaches the real database.
+ * (a hook after its real insert, or the database refusing a row), where a failure must roll back. Fault
+ * injection, not a mock: every call that is not faulted reaches the real database.
  */
 import assert from 'node:assert/strict';
 import type { FastifyInstance } from 'fastify';
@@ -108,10 +108,11 @@ export async function faultyApp(
 }
 
 /**
- * Makes the next pet creations of `database` fail inside their write transaction, after the pet row and its
- * event have really been inserted, until the returned function is called; a creation for which `error`
- * returns undefined goes through. The app over `database` (or a faultyApp's) uses the same repository
- * instance.
+ * Makes the next pet creations of `database` that run in a transaction of their own fail inside it, after the
+ * pet row and its event have really been inserted, until the returned function is called; a creation for
+ * which `error` returns undefined goes through. That is every creation on SQLite, and on PostgreSQL those with
+ * an Idempotency-Key: a turn's creations without one are one statement there, reached by refusePetEvents.
+ * The app over `database` (or a faultyApp's) uses the same repository instance.
  */
 export function failAfterPetInsert(database: Database, error: () => Error | undefined): () => void {
   const { hooks } = database.repository(petRepository) as SqlitePetRepository | PostgresPetRepository;
