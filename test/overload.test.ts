@@ -15,6 +15,8 @@ import type { LightMyRequestResponse } from 'fastify';
 import { startHealthListener } from '../src/http/health-listener.js';
 import {
   BUDGET_WINDOW_MS,
+  INITIAL_IN_FLIGHT_BUDGET,
+  MAX_QUEUED_MS,
   MAX_REFUSED_CONNECTION_PAUSE_MS,
   MIN_IN_FLIGHT_BUDGET,
   REFUSED_CONNECTION_PAUSE_MS,
@@ -204,7 +206,107 @@ for (const backend of await backends()) {
       client.destroy();
     });
 
-    test('the in-flight budget follows the wait: it halves while admitted requests wait beyond OVERLOAD_QUEUE_MS, and grows back while it refuses', async () => {
+    test('over real sockets: under a full budget a kept connection waits its turn unread, behind those already waiting, and is then served', async () => {
+      const queueing = await faultyApp(backend, [], {
+        overloadMaxInFlight: 1,
+        unauthenticatedPerMinute: 100_000,
+      });
+      const sockets: Socket[] = [];
+      try {
+        await queueing.app.listen({ port: 0, host: '127.0.0.1' });
+        const { port } = queueing.app.server.address() as AddressInfo;
+        const serverSockets: Socket[] = [];
+        queueing.app.server.on('connection', (socket: Socket) => serverSockets.push(socket));
+        const queued = async (): Promise<number> => {
+          const metrics = await queueing.app.inject({ url: '/metrics' });
+          return Number(/^pet_adoption_http_connections_queued (\d+)$/m.exec(metrics.body)?.[1]);
+        };
+        const open = async (): Promise<{ socket: Socket; answers: ReturnType<typeof keptAliveAnswers> }> => {
+          const socket = connect(port, '127.0.0.1');
+          sockets.push(socket);
+          await once(socket, 'connect');
+          return { socket, answers: keptAliveAnswers(socket) };
+        };
+        const authorization = bearer(queueing.key).authorization;
+        const list = `GET /v1/pets?limit=1 HTTP/1.1\r\nHost: x\r\nAuthorization: ${authorization}\r\n\r\n`;
+        const body = JSON.stringify({ name: 'queued-held', categoryId: 1, status: 'available' });
+        const createRaw =
+          `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: ${authorization}\r\n` +
+          `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+
+        // The one place in the budget: a creation held on the first connection.
+        const held = holdCreations(queueing);
+        const first = await open();
+        first.socket.write(createRaw);
+        await held.arrived(1);
+
+        // A second connection is refused, and waits in the queue unread; its next request waits in the kernel.
+        const second = await open();
+        second.socket.write(list);
+        const refusal = await second.answers.next();
+        assert.equal(refusal.status, 503);
+        assert.equal(JSON.parse(refusal.body).code, 'overloaded');
+        assert.equal(refusal.headers['retry-after'], '1');
+        assert.equal(await queued(), 1);
+        assert.equal(serverSockets.at(-1)!.isPaused(), true, 'the queued connection is not read');
+        second.socket.write(list);
+
+        // The held creation is answered; the first connection asks again at once, but the second waited longer:
+        // its request is read first, and served, not refused.
+        const order: string[] = [];
+        held.release();
+        const created = await first.answers.next();
+        assert.equal(created.status, 201, created.body);
+        queueing.setFaults([]);
+        first.socket.write(list);
+        const [secondAnswer, firstAnswer] = await Promise.all([
+          second.answers.next().then((answer) => (order.push('second'), answer)),
+          first.answers.next().then((answer) => (order.push('first'), answer)),
+        ]);
+        assert.equal(secondAnswer.status, 200, secondAnswer.body);
+        assert.equal(firstAnswer.status, 200, firstAnswer.body);
+        assert.deepEqual(order, ['second', 'first'], 'the connection that waited longer is served first');
+      } finally {
+        for (const socket of sockets) socket.destroy();
+        await queueing.close();
+      }
+    });
+
+    test('over real sockets: a connection queued MAX_QUEUED_MS while the budget stays full is read and refused', async () => {
+      const queueing = await faultyApp(backend, [], {
+        overloadMaxInFlight: 1,
+        unauthenticatedPerMinute: 100_000,
+      });
+      const sockets: Socket[] = [];
+      const held = holdCreations(queueing);
+      const admittedCreation = createPetOn(queueing, 'expiry-held');
+      try {
+        await held.arrived(1);
+        await queueing.app.listen({ port: 0, host: '127.0.0.1' });
+        const { port } = queueing.app.server.address() as AddressInfo;
+        const socket = connect(port, '127.0.0.1');
+        sockets.push(socket);
+        await once(socket, 'connect');
+        const answers = keptAliveAnswers(socket);
+        const list = `GET /v1/pets?limit=1 HTTP/1.1\r\nHost: x\r\nAuthorization: ${bearer(queueing.key).authorization}\r\n\r\n`;
+        socket.write(list);
+        assert.equal((await answers.next()).status, 503);
+        socket.write(list);
+        // The budget stays full: once the queue's oldest has waited MAX_QUEUED_MS, its request is read and refused.
+        queueing.clock.advance(MAX_QUEUED_MS);
+        const again = await answers.next();
+        assert.equal(again.status, 503, again.body);
+        assert.equal(JSON.parse(again.body).code, 'overloaded');
+      } finally {
+        held.release();
+        assert.equal((await admittedCreation).statusCode, 201);
+        queueing.setFaults([]);
+        for (const socket of sockets) socket.destroy();
+        await queueing.close();
+      }
+    });
+
+    test('the in-flight budget follows the wait: it shrinks while admitted requests wait beyond OVERLOAD_QUEUE_MS, and grows back while it refuses', async () => {
       const adaptive = await faultyApp(backend, [], {
         overloadMaxInFlight: 1000,
         overloadQueueMs: 100,
@@ -226,12 +328,18 @@ for (const backend of await backends()) {
           for (const res of await Promise.all(pending)) assert.equal(res.statusCode, 201, res.body);
           adaptive.setFaults([]);
         };
-        assert.equal(await budget(), 1000, 'the configured maximum until a window is measured');
+        assert.equal(
+          await budget(),
+          INITIAL_IN_FLIGHT_BUDGET,
+          'the initial budget until a window is measured',
+        );
 
-        // Admitted requests waited 400 ms for a 100 ms target: halved (at most) per window.
-        await waitOut(3, 400, 'slow');
+        // Admitted requests waited 150 ms for a 100 ms target: the budget shrinks in proportion.
+        await waitOut(3, 150, 'slow');
+        adaptive.clock.advance(BUDGET_WINDOW_MS);
         await createOn('next-window');
-        assert.equal(await budget(), 500);
+        assert.equal(await budget(), Math.round((INITIAL_IN_FLIGHT_BUDGET * 100) / 150));
+        // 400 ms: halved at most per window, and never below the floor.
         await waitOut(3, 400, 'slower');
         await createOn('next-window-2');
         assert.equal(await budget(), MIN_IN_FLIGHT_BUDGET, 'never below the floor');

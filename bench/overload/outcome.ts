@@ -1,6 +1,6 @@
 /** The overload scenarios' row and judged figures, from the service's sweep and bare node:http's. */
 import type { Outcome, Target } from '../lib/scenario.js';
-import type { FloodFigures, SweepFigures } from './sweep.js';
+import { describePolite, type FloodFigures, type SweepFigures } from './sweep.js';
 
 export const OVERLOAD_TARGET: Target = {
   bounds: [
@@ -9,6 +9,7 @@ export const OVERLOAD_TARGET: Target = {
     { metric: 'p99At5000', atMost: 750 },
     { metric: 'unanswered', atMost: 0 },
     { metric: 'probesFailed', atMost: 0 },
+    { metric: 'politeRefusalP50', atMost: 100 },
     { metric: 'rssAt5000Mb', atMost: 400 },
     { metric: 'recovered', atLeast: 0.9 },
     { metric: 'lostAcknowledged', atMost: 0 },
@@ -39,6 +40,7 @@ function describe(f: FloodFigures): string {
     `p50/p99/max ${w.p50.toFixed(0)}/${w.p99.toFixed(0)}/${w.max.toFixed(0)} ms (closed-loop floor ${floorMs(w).toFixed(0)} ms), ${w.timeout} timeouts, ` +
     `socket errors c/r/w ${w.connect}/${w.read}/${w.write}, ${w.cpuUs?.toFixed(0) ?? '—'} µs/answer, ` +
     `probes ${f.probes.failed}/${f.probes.count} failed (p50 ${f.probes.p50.toFixed(0)}, max ${f.probes.max.toFixed(0)} ms), ` +
+    describePolite(f.polite) +
     `RSS ${f.rssPeakMb.toFixed(0)} MB, recovered ${f.recovered.toFixed(2)}`
   );
 }
@@ -54,6 +56,11 @@ export function overloadOutcome(service: SweepFigures, bare: SweepFigures, durab
     p99At5000: s5k.flood.p99,
     unanswered,
     probesFailed: service.floods.reduce((n, f) => n + f.probes.failed, 0),
+    // The slower flood's median time to a polite client's 503; a flood that refused it nothing adds nothing.
+    politeRefusalP50: Math.max(
+      0,
+      ...service.floods.map((f) => f.polite?.refusedP50 ?? NaN).filter((ms) => Number.isFinite(ms)),
+    ),
     rssAt5000Mb: s5k.rssPeakMb,
     recovered: Math.min(...service.floods.map((f) => f.recovered)),
     lostAcknowledged: durability.missing,

@@ -5,17 +5,25 @@
  * TIMEOUT ms), prints one JSON line `{"probes":[{"at":…,"ms":…,"status":…}]}` (`at`:
  * sent, ms after the first; status 0: no answer in time, -1: connection error) and exits.
  *
- *   node --import tsx bench/overload/probe.ts <origin> [intervalMs=250] [timeoutMs=1000]
+ * Given a path and an Authorization header it is a polite API client instead: the same new connection every
+ * INTERVAL ms, but after a 503 it sends nothing until its Retry-After has passed, as a client that honours it
+ * does. Under a flood such a client should get its answer, or its refusal, soon.
+ *
+ *   node --import tsx bench/overload/probe.ts <origin> [intervalMs=250] [timeoutMs=1000] [path=/healthz] [authorization]
  */
 import { get } from 'node:http';
 
-const [origin, intervalArg, timeoutArg] = process.argv.slice(2);
+const [origin, intervalArg, timeoutArg, pathArg, authorization] = process.argv.slice(2);
 if (!origin) {
   process.stderr.write('usage: probe.ts <origin> [intervalMs] [timeoutMs]\n');
   process.exit(2);
 }
 const intervalMs = Number(intervalArg ?? 250);
 const timeoutMs = Number(timeoutArg ?? 1000);
+const path = pathArg ?? '/healthz';
+const headers = authorization ? { authorization } : {};
+/** performance.now() before which a polite client sends nothing (a 503's Retry-After). */
+let quietUntil = 0;
 
 interface Probe {
   /** When it was sent, ms after the first probe. */
@@ -38,8 +46,11 @@ function probe(): void {
       resolve();
     };
     // agent: false: a new connection every time, as a kubelet's HTTP probe opens.
-    const req = get(`${origin}/healthz`, { agent: false, timeout: timeoutMs }, (res) => {
+    const req = get(`${origin}${path}`, { agent: false, timeout: timeoutMs, headers }, (res) => {
       res.resume();
+      if (res.statusCode === 503) {
+        quietUntil = performance.now() + 1000 * Number(res.headers['retry-after'] ?? 1);
+      }
       res.on('end', () => finish(res.statusCode ?? -1));
     });
     const timer = setTimeout(() => {
@@ -53,7 +64,7 @@ function probe(): void {
   void done.then(() => pending.delete(done));
 }
 
-const timer = setInterval(probe, intervalMs);
+const timer = setInterval(() => performance.now() >= quietUntil && probe(), intervalMs);
 probe();
 process.on('SIGTERM', () => {
   clearInterval(timer);

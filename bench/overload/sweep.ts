@@ -134,9 +134,15 @@ export interface ProbeSummary {
   max: number;
 }
 
-/** Starts the liveness probe process; `stop()` ends it and summarises its probes. */
-async function startProbe(origin: string): Promise<{ stop(): Promise<ProbeSummary> }> {
-  const child = spawn(process.execPath, scriptArgv('overload/probe.ts', origin, '250', '1000'), {
+interface Sent {
+  at: number;
+  ms: number;
+  status: number;
+}
+
+/** probe.ts in a process of its own; `stop()` ends it and returns what it sent. */
+async function startProbeProcess(args: string[]): Promise<{ stop(): Promise<Sent[]> }> {
+  const child = spawn(process.execPath, scriptArgv('overload/probe.ts', ...args), {
     env: { ...process.env, NODE_OPTIONS: '' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -151,17 +157,70 @@ async function startProbe(origin: string): Promise<{ stop(): Promise<ProbeSummar
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGTERM');
       await exited;
-      const { probes } = JSON.parse(stdout.trim()) as {
-        probes: { at: number; ms: number; status: number }[];
-      };
-      const ms = probes.map((p) => p.ms).sort((a, b) => a - b);
+      return (JSON.parse(stdout.trim()) as { probes: Sent[] }).probes;
+    },
+  };
+}
+
+const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[sorted.length >> 1] ?? NaN;
+};
+
+/** Starts the liveness probe process; `stop()` ends it and summarises its probes. */
+async function startProbe(origin: string): Promise<{ stop(): Promise<ProbeSummary> }> {
+  const child = await startProbeProcess([origin, '250', '1000']);
+  return {
+    async stop() {
+      const probes = await child.stop();
       const failures = probes.filter((p) => p.status !== 200 || p.ms > 1000);
       return {
         count: probes.length,
         failed: failures.length,
         failedAt: failures.map((p) => p.at),
-        p50: ms[ms.length >> 1] ?? NaN,
-        max: ms.at(-1) ?? NaN,
+        p50: median(probes.map((p) => p.ms)),
+        max: Math.max(...probes.map((p) => p.ms)),
+      };
+    },
+  };
+}
+
+export interface PoliteSummary {
+  /** Requests sent (a new connection each), and of them refused with 503. */
+  count: number;
+  refused: number;
+  /** Time to the 503 (ms); NaN when none was refused. */
+  refusedP50: number;
+  refusedMax: number;
+  /** Time to a 2xx (ms). */
+  answeredP50: number;
+  answeredMax: number;
+  /** Neither 2xx nor 503 within 5 s. */
+  failed: number;
+}
+
+/**
+ * A polite API client beside the flood: GET /v1/pets?limit=20 on a new connection every 250 ms, nothing sent
+ * while a 503's Retry-After runs. What it should see is a quick answer or a quick refusal.
+ */
+async function startPolite(
+  origin: string,
+  authorization: string,
+): Promise<{ stop(): Promise<PoliteSummary> }> {
+  const child = await startProbeProcess([origin, '250', '5000', '/v1/pets?limit=20', authorization]);
+  return {
+    async stop() {
+      const sent = await child.stop();
+      const refused = sent.filter((p) => p.status === 503).map((p) => p.ms);
+      const answered = sent.filter((p) => p.status >= 200 && p.status < 300).map((p) => p.ms);
+      return {
+        count: sent.length,
+        refused: refused.length,
+        refusedP50: median(refused),
+        refusedMax: refused.length ? Math.max(...refused) : NaN,
+        answeredP50: median(answered),
+        answeredMax: answered.length ? Math.max(...answered) : NaN,
+        failed: sent.length - refused.length - answered.length,
       };
     },
   };
@@ -173,6 +232,8 @@ export interface FloodFigures {
   /** 2xx rate under the flood ÷ the 16-connection rate. */
   share: number;
   probes: ProbeSummary;
+  /** A polite API client's answers during the flood (when the target takes a key). */
+  polite?: PoliteSummary;
   /** Highest RSS sampled during the flood. */
   rssPeakMb: number;
   recovery: WrkResult;
@@ -211,10 +272,12 @@ export async function sweep(
   for (const connections of FLOODS) {
     // On the API port, as the issue's orchestrator probes: HEALTH_PORT would only hide the API port's accept queue.
     const probe = await startProbe(target.origin);
+    const politeClient = target.auth ? await startPolite(target.origin, target.auth) : undefined;
     const from = Date.now();
     const flood = await wrk(target, connections, t.floodS);
     const to = Date.now();
     const probes = await probe.stop();
+    const polite = await politeClient?.stop();
     const rssPeakMb =
       Math.max(0, ...target.memory.samples.filter((s) => s.t >= from && s.t <= to).map((s) => s.rssKb)) /
       1024;
@@ -225,6 +288,7 @@ export async function sweep(
       flood,
       share: flood.rps2xx / base.rps2xx,
       probes,
+      polite,
       rssPeakMb,
       recovery,
       recovered: recovery.rps2xx / base.rps2xx,
@@ -236,11 +300,20 @@ export async function sweep(
         `${flood.refused} refused of ${flood.requests}), p50/p99/max ${flood.p50.toFixed(0)}/${flood.p99.toFixed(0)}/` +
         `${flood.max.toFixed(0)} ms, timeouts ${flood.timeout}, socket errors ${flood.connect}/${flood.read}/${flood.write}, ` +
         `cpu ${flood.cpuUs?.toFixed(0)} µs/answer; probes ${probes.failed} of ${probes.count} failed${failedAt} ` +
-        `(p50 ${probes.p50.toFixed(0)}, max ${probes.max.toFixed(0)} ms); RSS peak ${rssPeakMb.toFixed(0)} MB; ` +
+        `(p50 ${probes.p50.toFixed(0)}, max ${probes.max.toFixed(0)} ms); ${describePolite(polite)}RSS peak ${rssPeakMb.toFixed(0)} MB; ` +
         `recovered ${figures.recovered.toFixed(2)}`,
     );
   }
   return { base, floods };
+}
+
+export function describePolite(polite: PoliteSummary | undefined): string {
+  if (!polite) return '';
+  return (
+    `polite client ${polite.count} sent, ${polite.refused} refused (p50 ${polite.refusedP50.toFixed(0)}, max ` +
+    `${polite.refusedMax.toFixed(0)} ms), answered p50 ${polite.answeredP50.toFixed(0)}, max ` +
+    `${polite.answeredMax.toFixed(0)} ms, ${polite.failed} failed; `
+  );
 }
 
 /** When the failed probes were sent: the first few, enough to tell a burst at the flood's start from a spread. */

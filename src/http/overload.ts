@@ -14,8 +14,18 @@
  * exact, testable, and costs a counter per request.
  * The budget is not a fixed number: it follows the mean time admitted requests took (OVERLOAD_QUEUE_MS), so
  * it is larger on a fast backend than on a slow one and falls when the database stalls.
- * What it does not see: a request waiting in the kernel before it is read (a connection not yet accepted, or
- * a refused connection, which is deliberately left unread for a while).
+ *
+ * Kept connections wait their turn in the kernel. While the budget is full, a connection whose answer has
+ * just been written is not read again (`socket.pause()`): its next request stays in the kernel, at no cost,
+ * and the connection joins a queue, oldest first. As answers free the budget, the oldest are read again, each
+ * with a place held for its next request. So under a flood of keep-alive clients every client waits about
+ * as long as every other (the clients ÷ the answers a second), instead of some being refused again and again
+ * while others are served, and a turn of the event loop holds only what the budget admits, so a new
+ * connection (a polite client's, a liveness probe's) is read and answered soon. No connection waits in the
+ * queue longer than MAX_QUEUED_MS: then it is read and its request refused, and while the queue is that old,
+ * connections are not queued but refused as they are read.
+ * What the budget does not see: a request waiting in the kernel before it is read (a connection not yet
+ * accepted, a queued one, or a refused one, which is deliberately left unread for a while).
  *
  * Operational routes (`/healthz`, `/readyz`, `/metrics`) are never refused and not counted: an orchestrator
  * must see the instance alive, and `/readyz` answers 503 while the instance sheds so balancers route away.
@@ -58,13 +68,30 @@ const OVERLOADED_BY_SECONDS = new Map(
 );
 const overloadedFor = (pauseMs: number): ApiError =>
   OVERLOADED_BY_SECONDS.get(Math.max(1, Math.ceil(pauseMs / 1000)))!;
+/**
+ * The longest a kept connection waits in the queue before its next request is read. Beyond it the instance
+ * cannot answer soon, and refusing at once (the client may go elsewhere) is better than a longer wait.
+ */
+export const MAX_QUEUED_MS = 1_000;
+/**
+ * The budget at start, until windows have been measured. Small, so that the first turns under a sudden flood
+ * stay short (the rest of the flood waits in the queue); it grows while the queue is full and the wait short.
+ */
+export const INITIAL_IN_FLIGHT_BUDGET = 512;
 /** How often the in-flight budget is adjusted to the wait admitted requests had. */
 export const BUDGET_WINDOW_MS = 250;
 /** The budget never falls below this (nor above OVERLOAD_MAX_IN_FLIGHT). */
 export const MIN_IN_FLIGHT_BUDGET = 256;
 /** When the response was admitted (clock ms), read back when it closes. */
 const admittedAt = Symbol('admittedAt');
-type TimedResponse = ServerResponse & { [admittedAt]?: number };
+/** The admitted request's connection (a real one), queued when its answer is written under a full budget. */
+const connectionOf = Symbol('connectionOf');
+type TimedResponse = ServerResponse & { [admittedAt]?: number; [connectionOf]?: QueuedSocket };
+/** When a queued connection joined the queue (clock ms); cleared when it is read again. */
+const queuedAt = Symbol('queuedAt');
+/** Set on a connection read again in its turn: a place in the budget is held for its next request. */
+const placeHeld = Symbol('placeHeld');
+type QueuedSocket = Socket & { [queuedAt]?: number; [placeHeld]?: boolean };
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -97,13 +124,25 @@ export function registerOverload(app: FastifyInstance, options: OverloadOptions)
   let inFlight = 0;
   let admitted = 0;
   let lastRefusal = -Infinity;
-  // Until a window has been measured the budget is the configured maximum.
-  let budget = maxInFlight;
+  let budget = Math.min(maxInFlight, INITIAL_IN_FLIGHT_BUDGET);
   let windowStart = clock();
   let windowAnswered = 0;
   let windowWaited = 0;
   let windowRefused = 0;
+  let windowQueued = 0;
   let pauseMs = REFUSED_CONNECTION_PAUSE_MS;
+  // Kept connections waiting their turn, oldest first from `head` (compacted as it empties).
+  const queue: QueuedSocket[] = [];
+  let head = 0;
+  // Places in the budget held for connections read again at the last drain, until their request comes.
+  let held = 0;
+  const heldFor: QueuedSocket[] = [];
+  let drainScheduled = false;
+  let expiry: NodeJS.Timeout | undefined;
+  const queued = (): number => queue.length - head;
+  const queueTooOld = (now: number): boolean =>
+    queued() > 0 && now - (queue[head]![queuedAt] ?? now) >= MAX_QUEUED_MS;
+
   const refused = new Counter({
     name: 'pet_adoption_http_requests_shed_total',
     help: 'Requests refused with 503 overloaded because too many were in flight.',
@@ -115,6 +154,14 @@ export function registerOverload(app: FastifyInstance, options: OverloadOptions)
     registers: [options.registry],
     collect() {
       this.set(inFlight);
+    },
+  });
+  new Gauge({
+    name: 'pet_adoption_http_connections_queued',
+    help: 'Kept connections waiting their turn (not read until the in-flight budget has room for them).',
+    registers: [options.registry],
+    collect() {
+      this.set(queued());
     },
   });
   new Gauge({
@@ -133,25 +180,104 @@ export function registerOverload(app: FastifyInstance, options: OverloadOptions)
       this.set(budget);
     },
   });
+
+  /** Not read until its turn: the request it sends next waits in the kernel. */
+  const enqueue = (socket: QueuedSocket, now: number): void => {
+    socket.pause();
+    socket[queuedAt] = now;
+    queue.push(socket);
+    windowQueued++;
+    expiry ??= setTimeout(expire, MAX_QUEUED_MS).unref();
+  };
+  const readAgain = (socket: QueuedSocket): void => {
+    socket[queuedAt] = undefined;
+    if (!socket.destroyed) socket.resume();
+  };
+  const compact = (): void => {
+    if (head > 1024 && head * 2 > queue.length) {
+      queue.splice(0, head);
+      head = 0;
+    }
+  };
+  /** Connections that waited MAX_QUEUED_MS are read again without a place: their requests are refused. */
+  const expireOld = (now: number): void => {
+    while (queueTooOld(now)) readAgain(queue[head++]!);
+    compact();
+  };
+  function expire(): void {
+    expiry = undefined;
+    expireOld(clock());
+    if (queued() > 0) expiry = setTimeout(expire, MAX_QUEUED_MS).unref();
+  }
+  /**
+   * Once per turn while connections wait (check phase, so the event loop polls between two drains): the oldest
+   * are read again, as many as the budget has room for, each with its place held. A place not taken by the
+   * next drain was held for an idle connection (it sends nothing yet) and is given back.
+   */
+  const drain = (): void => {
+    drainScheduled = false;
+    for (const socket of heldFor) {
+      if (socket[placeHeld]) {
+        socket[placeHeld] = false;
+        held--;
+      }
+    }
+    heldFor.length = 0;
+    const now = clock();
+    expireOld(now);
+    let room = budget - inFlight - held;
+    while (room > 0 && head < queue.length) {
+      const socket = queue[head++]!;
+      if (socket.destroyed) continue;
+      socket[placeHeld] = true;
+      held++;
+      heldFor.push(socket);
+      readAgain(socket);
+      room--;
+    }
+    compact();
+    // The next turn gives back the places of those that sent nothing (idle) and reads more of the queue.
+    if (heldFor.length > 0) scheduleDrain();
+  };
+  const scheduleDrain = (): void => {
+    if (drainScheduled) return;
+    drainScheduled = true;
+    setImmediate(drain);
+  };
+
   // One listener per admitted request; 'close' is emitted once whether the answer finished or the client left.
   const release = function (this: TimedResponse): void {
     inFlight--;
     windowAnswered++;
-    windowWaited += clock() - (this[admittedAt] ?? 0);
+    const now = clock();
+    windowWaited += now - (this[admittedAt] ?? 0);
+    const socket = this[connectionOf];
+    // The answer is written; under a full budget the connection's next request waits its turn.
+    if (
+      socket !== undefined &&
+      !socket.destroyed &&
+      (queued() > 0 || inFlight + held + 1 >= budget) &&
+      !queueTooOld(now)
+    ) {
+      enqueue(socket, now);
+    }
+    if (queued() > 0) scheduleDrain();
   };
 
   /**
    * Lazily, on a request, at most once per window (no timer: a busy loop would delay its callback anyway).
    * Proportional to how far the mean wait is from the target, at most halving or doubling per window. It grows
-   * only while it refuses: a budget that nothing reaches says nothing about the wait at that many.
-   * A fixed budget could not fit both backends: 1,000 in flight is 0.1 s of work on SQLite and 0.3 s on
-   * PostgreSQL + Redis here, and a database that stalls makes any number too many.
+   * only while the budget is full (it refuses, or connections wait their turn): a budget that nothing reaches
+   * says nothing about the wait at that many.
+   * A fixed budget could not fit both backends and every route: 500 requests in flight are 0.05 s of work on
+   * SQLite and 0.1 s on PostgreSQL + Redis here, uncached searches cost ten times a cached page, and a
+   * database that stalls makes any number too many.
    */
   const adjustBudget = (now: number): void => {
     if (now - windowStart < BUDGET_WINDOW_MS) return;
     if (windowAnswered > 0) {
       const meanWait = windowWaited / windowAnswered;
-      if (meanWait > queueMs || windowRefused > 0) {
+      if (meanWait > queueMs || windowRefused > 0 || windowQueued > 0) {
         const factor = Math.min(2, Math.max(0.5, queueMs / Math.max(meanWait, 1)));
         budget = Math.min(maxInFlight, Math.max(MIN_IN_FLIGHT_BUDGET, Math.round(budget * factor)));
       }
@@ -164,14 +290,16 @@ export function registerOverload(app: FastifyInstance, options: OverloadOptions)
     windowAnswered = 0;
     windowWaited = 0;
     windowRefused = 0;
+    windowQueued = 0;
   };
 
   /**
    * Refusals are answered once this turn's reads are done (check phase), not at once. Answered at once, a
    * refused keep-alive client sends its next request while the loop is still reading sockets, libuv keeps
    * polling (up to 48 rounds of 1,024 events per turn) and the admitted requests, which go on in the check
-   * phase (batches per turn), starve behind a stream of refusals. Then the refused connections are not read
-   * for the current pause (REFUSED_CONNECTION_PAUSE_MS to MAX_REFUSED_CONNECTION_PAUSE_MS).
+   * phase (batches per turn), starve behind a stream of refusals. Then the refused connection waits its turn
+   * in the queue, or, while the queue is older than MAX_QUEUED_MS, is not read for the current pause
+   * (REFUSED_CONNECTION_PAUSE_MS to MAX_REFUSED_CONNECTION_PAUSE_MS).
    */
   let refusals: FastifyReply[] = [];
   const refuseAll = (): void => {
@@ -179,15 +307,22 @@ export function registerOverload(app: FastifyInstance, options: OverloadOptions)
     refusals = [];
     const paused: Socket[] = [];
     const overloaded = overloadedFor(pauseMs);
+    const now = clock();
+    const queueing = !queueTooOld(now);
     for (const reply of replies) {
       sendError(reply, overloaded);
       const socket = reply.raw.socket;
       // A real connection (app.inject's stand-in has nothing to pause).
       if (socket instanceof Socket && !socket.destroyed) {
-        socket.pause();
-        paused.push(socket);
+        if (queueing) {
+          enqueue(socket, now);
+        } else {
+          socket.pause();
+          paused.push(socket);
+        }
       }
     }
+    if (queued() > 0) scheduleDrain();
     // One timer per turn's refusals. A client that closes meanwhile is noticed when its socket is read again.
     if (paused.length > 0) setTimeout(resumeAll, pauseMs, paused).unref();
   };
@@ -197,7 +332,13 @@ export function registerOverload(app: FastifyInstance, options: OverloadOptions)
     if (request.routeOptions.config.access === 'operations') return done();
     const now = clock();
     adjustBudget(now);
-    if (inFlight >= budget) {
+    const raw = reply.raw as TimedResponse;
+    const socket = raw.socket instanceof Socket ? (raw.socket as QueuedSocket) : undefined;
+    if (socket?.[placeHeld]) {
+      // Read again in its turn: the place held for it is now this request's.
+      socket[placeHeld] = false;
+      held--;
+    } else if (inFlight + held >= budget) {
       refused.inc();
       windowRefused++;
       lastRefusal = now;
@@ -206,14 +347,15 @@ export function registerOverload(app: FastifyInstance, options: OverloadOptions)
     }
     inFlight++;
     admitted++;
-    (reply.raw as TimedResponse)[admittedAt] = now;
-    reply.raw.once('close', release);
+    raw[admittedAt] = now;
+    raw[connectionOf] = socket;
+    raw.once('close', release);
     done();
   });
 
   return {
     admitted: () => admitted,
-    shedding: () => inFlight >= budget || clock() - lastRefusal < SHEDDING_WINDOW_MS,
+    shedding: () => inFlight + held >= budget || queued() > 0 || clock() - lastRefusal < SHEDDING_WINDOW_MS,
   };
 }
 
