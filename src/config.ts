@@ -87,11 +87,11 @@ export interface Config extends ModuleSettings {
 /**
  * OVERLOAD_MAX_IN_FLIGHT, OVERLOAD_QUEUE_MS and MAX_CONNECTIONS's defaults, for apps built without a full Config.
  * The in-flight maximum is a cap on memory (at most 16 KiB of body each), not the admission rule: that is the
- * budget, which follows the wait (http/overload.ts). The wait is short (100 ms) because what the budget does
+ * budget, which follows the wait (http/overload.ts). The wait is short (50 ms) because what the budget does
  * not admit waits its turn in the kernel, unread, and a turn of the event loop holds only what it admits.
  */
 export const DEFAULT_OVERLOAD_MAX_IN_FLIGHT = 8192;
-export const DEFAULT_OVERLOAD_QUEUE_MS = 100;
+export const DEFAULT_OVERLOAD_QUEUE_MS = 50;
 export const DEFAULT_MAX_CONNECTIONS = 10_000;
 /**
  * Extra listeners on the API port (why they exist: http/accept-listeners.ts). Why 1,024 and not 256: with

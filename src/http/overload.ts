@@ -41,7 +41,8 @@ import { ApiError } from './errors.js';
 /** How long after its last refusal an instance still reports itself shedding on /readyz. */
 export const SHEDDING_WINDOW_MS = 1_000;
 /**
- * How long a refused connection is not read, at least. A refused client on a keep-alive connection sends its
+ * While the queue is older than MAX_QUEUED_MS (otherwise a refused connection waits its turn in it), how long a
+ * refused connection is not read, at least. A refused client on a keep-alive connection sends its
  * next request at once (wrk does; Retry-After is advice); read at once, it is refused again, and thousands of
  * such clients fill every turn of the event loop with refusals (measured: most of the rate lost under a flood of
  * connections on SQLite). Closing the connection instead made each client reconnect, which is dearer still.
