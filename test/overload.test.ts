@@ -24,7 +24,7 @@ import {
 } from '../src/http/overload.js';
 import { accountRepository } from '../src/modules/accounts/repository.js';
 import { petRepository, type PetRepository } from '../src/modules/pets/repository.js';
-import { backends, bearer } from './helpers.js';
+import { backends, bearer, type Backend } from './helpers.js';
 import { assertErrorShape } from './support/assertions.js';
 import { faultyApp, type FaultyApp } from './support/faults.js';
 import { keptAliveAnswers } from './support/raw-http.js';
@@ -48,6 +48,30 @@ function createPetOn(target: FaultyApp, name: string): Promise<LightMyRequestRes
     payload: { name, categoryId: 1, status: 'available' },
   });
 }
+
+/** An app whose in-flight budget holds one request. */
+function oneInFlightApp(backend: Backend): Promise<FaultyApp> {
+  return faultyApp(backend, [], { overloadMaxInFlight: 1, unauthenticatedPerMinute: 100_000 });
+}
+
+/** Listens on a free port; a kept-alive raw connection to it on each call, recorded in `sockets` to destroy. */
+async function keptConnections(
+  target: FaultyApp,
+  sockets: Socket[],
+): Promise<() => Promise<{ socket: Socket; answers: ReturnType<typeof keptAliveAnswers> }>> {
+  await target.app.listen({ port: 0, host: '127.0.0.1' });
+  const { port } = target.app.server.address() as AddressInfo;
+  return async () => {
+    const socket = connect(port, '127.0.0.1');
+    sockets.push(socket);
+    await once(socket, 'connect');
+    return { socket, answers: keptAliveAnswers(socket) };
+  };
+}
+
+/** `GET /v1/pets?limit=1` with `target`'s key, as raw bytes. */
+const listRequest = (target: FaultyApp): string =>
+  `GET /v1/pets?limit=1 HTTP/1.1\r\nHost: x\r\nAuthorization: ${bearer(target.key).authorization}\r\n\r\n`;
 
 /**
  * Pet creations that wait inside the repository until released, then are made for real; key lookups are
@@ -207,28 +231,18 @@ for (const backend of await backends()) {
     });
 
     test('over real sockets: under a full budget a kept connection waits its turn unread, behind those already waiting, and is then served', async () => {
-      const queueing = await faultyApp(backend, [], {
-        overloadMaxInFlight: 1,
-        unauthenticatedPerMinute: 100_000,
-      });
+      const queueing = await oneInFlightApp(backend);
       const sockets: Socket[] = [];
       try {
-        await queueing.app.listen({ port: 0, host: '127.0.0.1' });
-        const { port } = queueing.app.server.address() as AddressInfo;
         const serverSockets: Socket[] = [];
         queueing.app.server.on('connection', (socket: Socket) => serverSockets.push(socket));
+        const open = await keptConnections(queueing, sockets);
         const queued = async (): Promise<number> => {
           const metrics = await queueing.app.inject({ url: '/metrics' });
           return Number(/^pet_adoption_http_connections_queued (\d+)$/m.exec(metrics.body)?.[1]);
         };
-        const open = async (): Promise<{ socket: Socket; answers: ReturnType<typeof keptAliveAnswers> }> => {
-          const socket = connect(port, '127.0.0.1');
-          sockets.push(socket);
-          await once(socket, 'connect');
-          return { socket, answers: keptAliveAnswers(socket) };
-        };
         const authorization = bearer(queueing.key).authorization;
-        const list = `GET /v1/pets?limit=1 HTTP/1.1\r\nHost: x\r\nAuthorization: ${authorization}\r\n\r\n`;
+        const list = listRequest(queueing);
         const body = JSON.stringify({ name: 'queued-held', categoryId: 1, status: 'available' });
         const createRaw =
           `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: ${authorization}\r\n` +
@@ -273,22 +287,14 @@ for (const backend of await backends()) {
     });
 
     test('over real sockets: a connection queued MAX_QUEUED_MS while the budget stays full is read and refused', async () => {
-      const queueing = await faultyApp(backend, [], {
-        overloadMaxInFlight: 1,
-        unauthenticatedPerMinute: 100_000,
-      });
+      const queueing = await oneInFlightApp(backend);
       const sockets: Socket[] = [];
       const held = holdCreations(queueing);
       const admittedCreation = createPetOn(queueing, 'expiry-held');
       try {
         await held.arrived(1);
-        await queueing.app.listen({ port: 0, host: '127.0.0.1' });
-        const { port } = queueing.app.server.address() as AddressInfo;
-        const socket = connect(port, '127.0.0.1');
-        sockets.push(socket);
-        await once(socket, 'connect');
-        const answers = keptAliveAnswers(socket);
-        const list = `GET /v1/pets?limit=1 HTTP/1.1\r\nHost: x\r\nAuthorization: ${bearer(queueing.key).authorization}\r\n\r\n`;
+        const { socket, answers } = await (await keptConnections(queueing, sockets))();
+        const list = listRequest(queueing);
         socket.write(list);
         assert.equal((await answers.next()).status, 503);
         socket.write(list);
@@ -361,10 +367,7 @@ for (const backend of await backends()) {
     });
 
     test('while refusals outnumber the answers, refused connections are paused longer and Retry-After says so; it comes back once they do not', async () => {
-      const shedding = await faultyApp(backend, [], {
-        overloadMaxInFlight: 1,
-        unauthenticatedPerMinute: 100_000,
-      });
+      const shedding = await oneInFlightApp(backend);
       try {
         const pause = async (): Promise<number> => {
           const metrics = await shedding.app.inject({ url: '/metrics' });

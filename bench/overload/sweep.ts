@@ -162,10 +162,13 @@ async function startProbeProcess(args: string[]): Promise<{ stop(): Promise<Sent
   };
 }
 
+/** The upper median, as the probe has always reported it (NaN when empty). */
 const median = (values: number[]): number => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[sorted.length >> 1] ?? NaN;
 };
+/** NaN when empty, like the median (Math.max of nothing is -Infinity). */
+const maxOf = (values: number[]): number => (values.length ? Math.max(...values) : NaN);
 
 /** Starts the liveness probe process; `stop()` ends it and summarises its probes. */
 async function startProbe(origin: string): Promise<{ stop(): Promise<ProbeSummary> }> {
@@ -179,7 +182,7 @@ async function startProbe(origin: string): Promise<{ stop(): Promise<ProbeSummar
         failed: failures.length,
         failedAt: failures.map((p) => p.at),
         p50: median(probes.map((p) => p.ms)),
-        max: Math.max(...probes.map((p) => p.ms)),
+        max: maxOf(probes.map((p) => p.ms)),
       };
     },
   };
@@ -217,9 +220,9 @@ async function startPolite(
         count: sent.length,
         refused: refused.length,
         refusedP50: median(refused),
-        refusedMax: refused.length ? Math.max(...refused) : NaN,
+        refusedMax: maxOf(refused),
         answeredP50: median(answered),
-        answeredMax: answered.length ? Math.max(...answered) : NaN,
+        answeredMax: maxOf(answered),
         failed: sent.length - refused.length - answered.length,
       };
     },
