@@ -1,6 +1,6 @@
 /** The overload scenarios' row and judged figures, from the service's sweep and bare node:http's. */
 import type { Outcome, Target } from '../lib/scenario.js';
-import { describePolite, type FloodFigures, type SweepFigures } from './sweep.js';
+import { describeAfterRamp, describePolite, type FloodFigures, type SweepFigures } from './sweep.js';
 
 export const OVERLOAD_TARGET: Target = {
   bounds: [
@@ -37,7 +37,8 @@ function describe(f: FloodFigures): string {
   const w = f.flood;
   return (
     `${f.connections} conn: share ${f.share.toFixed(2)} (${w.rps2xx.toFixed(0)} 2xx/s, ${w.refused} of ${w.requests} refused), ` +
-    `p50/p99/max ${w.p50.toFixed(0)}/${w.p99.toFixed(0)}/${w.max.toFixed(0)} ms (closed-loop floor ${floorMs(w).toFixed(0)} ms), ${w.timeout} timeouts, ` +
+    `p50/p99/max ${w.p50.toFixed(0)}/${w.p99.toFixed(0)}/${w.max.toFixed(0)} ms (closed-loop floor ${floorMs(w).toFixed(0)} ms), ` +
+    `${describeAfterRamp(f.afterRamp)}${w.timeout} timeouts, ` +
     `socket errors c/r/w ${w.connect}/${w.read}/${w.write}, ${w.cpuUs?.toFixed(0) ?? '—'} µs/answer, ` +
     `probes ${f.probes.failed}/${f.probes.count} failed (p50 ${f.probes.p50.toFixed(0)}, max ${f.probes.max.toFixed(0)} ms), ` +
     describePolite(f.polite) +
@@ -68,6 +69,8 @@ export function overloadOutcome(service: SweepFigures, bare: SweepFigures, durab
     bareShare5000: at(bare, 5000).share,
     floorAt2000: floorMs(s2k.flood),
     floorAt5000: floorMs(s5k.flood),
+    // Reported, not judged: the p99 without the flood's first seconds (see answer-gaps.ts).
+    p99AfterRampAt5000: s5k.afterRamp?.p99 ?? NaN,
   };
   const note =
     `16 conn ${service.base.rps2xx.toFixed(0)} 2xx/s (${service.base.cpuUs?.toFixed(0) ?? '—'} µs/req); ` +

@@ -12,6 +12,7 @@
  *   node --import tsx bench/overload/probe.ts <origin> [intervalMs=250] [timeoutMs=1000] [path=/healthz] [authorization]
  */
 import { get } from 'node:http';
+import { PROBE_USER_AGENT } from './answer-gaps.js';
 
 const [origin, intervalArg, timeoutArg, pathArg, authorization] = process.argv.slice(2);
 if (!origin) {
@@ -21,7 +22,9 @@ if (!origin) {
 const intervalMs = Number(intervalArg ?? 250);
 const timeoutMs = Number(timeoutArg ?? 1000);
 const path = pathArg ?? '/healthz';
-const headers = authorization ? { authorization } : {};
+// Named, so that the answer gaps (answer-gaps.ts) leave its connections out: the kernel may give a later
+// probe the port of an earlier one, which would read as one connection with a long gap.
+const headers = { 'user-agent': PROBE_USER_AGENT, ...(authorization ? { authorization } : {}) };
 /** performance.now() before which a polite client sends nothing (a 503's Retry-After). */
 let quietUntil = 0;
 

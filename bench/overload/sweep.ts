@@ -10,6 +10,7 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { cpuSeconds } from '../lib/cpu.js';
+import { answerGaps, logOffset, type AnswerGaps } from './answer-gaps.js';
 import type { MemoryWatch } from '../lib/memory.js';
 import { Skip } from '../lib/scenario.js';
 import { BENCH_DIR, scriptArgv } from '../lib/service.js';
@@ -239,6 +240,8 @@ export interface FloodFigures {
   polite?: PoliteSummary;
   /** Highest RSS sampled during the flood. */
   rssPeakMb: number;
+  /** Latency after the flood's first RAMP_MS, from the service's request log (when the target has one). */
+  afterRamp?: AnswerGaps;
   recovery: WrkResult;
   /** 16-connection 2xx rate 2 s after the flood ÷ the baseline rate. */
   recovered: number;
@@ -262,8 +265,15 @@ export function timing(quick: boolean): SweepTiming {
     : { warmupS: 3, baseS: 10, floodS: 20, recoveryS: 5 };
 }
 
+/** The flood's first part, while its connections arrive, left out of `afterRamp`. */
+export const RAMP_MS = 2500;
+
 export async function sweep(
-  target: WrkOptions & { memory: MemoryWatch },
+  target: WrkOptions & {
+    memory: MemoryWatch;
+    /** The service's request log (its stdout), for `afterRamp`. */
+    logFile?: string;
+  },
   t: SweepTiming,
   log: (line: string) => void,
   label: string,
@@ -276,6 +286,7 @@ export async function sweep(
     // On the API port, as the issue's orchestrator probes: HEALTH_PORT would only hide the API port's accept queue.
     const probe = await startProbe(target.origin);
     const politeClient = target.auth ? await startPolite(target.origin, target.auth) : undefined;
+    const logStart = target.logFile === undefined ? 0 : logOffset(target.logFile);
     const from = Date.now();
     const flood = await wrk(target, connections, t.floodS);
     const to = Date.now();
@@ -286,6 +297,11 @@ export async function sweep(
       1024;
     await delay(2000);
     const recovery = await wrk(target, 16, t.recoveryS);
+    // Read once the recovery has run: the service writes its log lines asynchronously.
+    const afterRamp =
+      target.logFile === undefined
+        ? undefined
+        : await answerGaps(target.logFile, logStart, { fromMs: from, toMs: to, rampMs: RAMP_MS });
     const figures: FloodFigures = {
       connections,
       flood,
@@ -293,6 +309,7 @@ export async function sweep(
       probes,
       polite,
       rssPeakMb,
+      afterRamp,
       recovery,
       recovered: recovery.rps2xx / base.rps2xx,
     };
@@ -301,13 +318,21 @@ export async function sweep(
     log(
       `${label}: ${connections} connections: share ${figures.share.toFixed(2)} (${flood.rps2xx.toFixed(0)} 2xx/s, ` +
         `${flood.refused} refused of ${flood.requests}), p50/p99/max ${flood.p50.toFixed(0)}/${flood.p99.toFixed(0)}/` +
-        `${flood.max.toFixed(0)} ms, timeouts ${flood.timeout}, socket errors ${flood.connect}/${flood.read}/${flood.write}, ` +
+        `${flood.max.toFixed(0)} ms, ${describeAfterRamp(afterRamp)}timeouts ${flood.timeout}, socket errors ${flood.connect}/${flood.read}/${flood.write}, ` +
         `cpu ${flood.cpuUs?.toFixed(0)} µs/answer; probes ${probes.failed} of ${probes.count} failed${failedAt} ` +
         `(p50 ${probes.p50.toFixed(0)}, max ${probes.max.toFixed(0)} ms); ${describePolite(polite)}RSS peak ${rssPeakMb.toFixed(0)} MB; ` +
         `recovered ${figures.recovered.toFixed(2)}`,
     );
   }
   return { base, floods };
+}
+
+export function describeAfterRamp(gaps: AnswerGaps | undefined): string {
+  if (!gaps) return '';
+  return (
+    `after the first ${RAMP_MS / 1000} s p50/p99/max ${gaps.p50.toFixed(0)}/${gaps.p99.toFixed(0)}/` +
+    `${gaps.max.toFixed(0)} ms (${gaps.count} answer gaps in the service's log), `
+  );
 }
 
 export function describePolite(polite: PoliteSummary | undefined): string {

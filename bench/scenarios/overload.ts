@@ -78,6 +78,7 @@ export default defineScenario<State>({
           auth,
           idsFile,
           memory,
+          logFile: logFile('service-overload'),
         },
         t,
         ctx.log,

@@ -93,6 +93,7 @@ export default defineScenario<State>({
           auth,
           idsFile,
           memory,
+          logFile: logFile('service-overload-postgres'),
         },
         timing(ctx.settings.quick),
         ctx.log,
