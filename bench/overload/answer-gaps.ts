@@ -1,7 +1,8 @@
 /**
  * The flood's latency after its ramp, from the service's own request log. wrk reports one p99 over the whole
- * flood, and at 5,000 connections that figure is set by the flood's first second, while thousands of new
- * connections are accepted, read and answered at once (bench/JOURNAL.md, 2026-11-28, night). A wrk connection
+ * flood. At 5,000 connections the flood's first second alone can set it: thousands of new connections are
+ * accepted, read and answered at once (bench/JOURNAL.md, 2026-11-28, night). This figure leaves that second
+ * out, so the two side by side say whether the ramp or the rest set the p99. A wrk connection
  * sends its next request as soon as it has read an answer, so the time between two answers on one connection
  * (the log line's `req.remotePort` and `time`) is the latter request's latency plus wrk's own delay in sending
  * it: an upper bound on what wrk measured for that request. The first answer on each connection has no gap and
