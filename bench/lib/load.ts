@@ -6,6 +6,7 @@
 import autocannon from 'autocannon';
 import { wrkInstalled, wrkLoad } from './wrk.js';
 import { cpuSeconds } from './cpu.js';
+import { percentile } from './stats.js';
 
 /**
  * What drives the load. wrk (C, one thread) where it is installed: autocannon is a Node process on the same
@@ -183,11 +184,6 @@ function autocannonLoad(target: Load, durationS: number, connections: number): P
       latencies[n++] = responseTime;
     });
   });
-}
-
-function percentile(sorted: Float64Array, p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
 export function median(xs: number[]): number {

@@ -10,6 +10,7 @@
  */
 import { createReadStream, statSync } from 'node:fs';
 import { createInterface } from 'node:readline';
+import { percentile } from '../lib/stats.js';
 
 /** The User-Agent of probe.ts, the liveness probe and the polite client (wrk sends none). */
 export const PROBE_USER_AGENT = 'pet-adoption-bench-probe';
@@ -62,6 +63,10 @@ export async function answerGaps(
     if (previous !== undefined && time >= window.fromMs + window.rampMs) gaps.push(time - previous);
   }
   gaps.sort((a, b) => a - b);
-  const at = (q: number): number => gaps[Math.min(gaps.length - 1, Math.floor(gaps.length * q))] ?? NaN;
-  return { count: gaps.length, p50: at(0.5), p99: at(0.99), max: gaps.at(-1) ?? NaN };
+  return {
+    count: gaps.length,
+    p50: percentile(gaps, 50),
+    p99: percentile(gaps, 99),
+    max: percentile(gaps, 100),
+  };
 }

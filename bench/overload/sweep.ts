@@ -10,10 +10,11 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { cpuSeconds } from '../lib/cpu.js';
-import { answerGaps, logOffset, type AnswerGaps } from './answer-gaps.js';
 import type { MemoryWatch } from '../lib/memory.js';
 import { Skip } from '../lib/scenario.js';
 import { BENCH_DIR, scriptArgv } from '../lib/service.js';
+import { percentile } from '../lib/stats.js';
+import { answerGaps, logOffset, type AnswerGaps } from './answer-gaps.js';
 
 export const FLOODS = [2000, 5000] as const;
 /** Enough descriptors for the largest flood on both ends, plus the server's own files. */
@@ -164,10 +165,11 @@ async function startProbeProcess(args: string[]): Promise<{ stop(): Promise<Sent
 }
 
 /** The upper median, as the probe has always reported it (NaN when empty). */
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[sorted.length >> 1] ?? NaN;
-};
+const median = (values: number[]): number =>
+  percentile(
+    [...values].sort((a, b) => a - b),
+    50,
+  );
 /** NaN when empty, like the median (Math.max of nothing is -Infinity). */
 const maxOf = (values: number[]): number => (values.length ? Math.max(...values) : NaN);
 
@@ -266,7 +268,7 @@ export function timing(quick: boolean): SweepTiming {
 }
 
 /** The flood's first part, while its connections arrive, left out of `afterRamp`. */
-export const RAMP_MS = 2500;
+const RAMP_MS = 2500;
 
 export async function sweep(
   target: WrkOptions & {
